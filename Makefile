@@ -1,0 +1,46 @@
+# llmfleet.rocm - the two set-up commands are `make sandbox` and `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.requirements.sha256
+COLLECTION_LINK := .collections/ansible_collections/llmfleet/rocm
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: help venv collection test lint yamllint ansible-lint sanity unit molecule sandbox lab-up lab-down lab-status
+
+help: ## Show the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
+
+venv: $(STAMP) collection ## Create .venv from requirements.txt (the one pinned file)
+
+$(STAMP): requirements.txt
+	@echo "==> creating $(VENV) from requirements.txt"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	@sha256sum requirements.txt > $(STAMP)
+
+collection: ## Link the checkout as ansible_collections/llmfleet/rocm
+	@mkdir -p $(dir $(COLLECTION_LINK))
+	@test -L $(COLLECTION_LINK) || ln -sfn ../../.. $(COLLECTION_LINK)
+
+test: venv ## Run every test: yamllint, ansible-lint, ansible-test sanity, pytest
+	@tests/run-all.sh
+
+lint: yamllint ansible-lint ## yamllint and ansible-lint only
+
+yamllint: venv
+	$(BIN)/yamllint --strict .
+
+ansible-lint: venv
+	$(BIN)/ansible-lint
+
+sanity: venv ## ansible-test sanity on a temporary ansible_collections tree
+	tests/sanity/run.sh
+
+unit: venv ## pytest on parsers, modules, filters and lab tooling
+	PYTHONPATH=$(CURDIR)/.collections $(BIN)/python -m pytest tests/unit -q

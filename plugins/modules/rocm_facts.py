@@ -1,0 +1,325 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: rocm_facts
+short_description: Read the AMD GPUs of a host into C(ansible_facts.rocm)
+version_added: 0.1.0
+description:
+  - Runs whichever of C(amd-smi), C(rocm-smi) and C(rocminfo) it finds on E(PATH) or in the ROCm
+    C(bin) directory, parses their output and merges it into one description of the host's GPUs.
+  - Every tool is optional. With none installed the module reports no GPUs and an empty C(sources) list,
+    which is what a bare node looks like before the ROCm packages are installed.
+  - A tool that prints an error instead of data (kernel driver not loaded, permission denied on
+    C(/dev/kfd), runtime failure) makes the module fail with the tool's own line and what to do.
+    Output in a format the parsers do not know is a failure too, never a guess.
+  - Tools run with an argument list (no shell) and the C locale.
+  - The NUMA node of a GPU comes from C(amd-smi) or C(rocm-smi); when neither knows it, from
+    C(/sys/bus/pci/devices/<address>/numa_node). The C(Node) of C(rocminfo) is a KFD agent number, not a NUMA node.
+author:
+  - llmfleet.rocm contributors
+options:
+  tools:
+    description:
+      - Which tools to ask, when they are installed.
+    type: list
+    elements: str
+    choices: [amd-smi, rocm-smi, rocminfo]
+    default: [amd-smi, rocm-smi, rocminfo]
+  rocm_path:
+    description:
+      - The ROCm installation directory; its C(bin) directory is searched after E(PATH) and its
+        C(.info/version) file gives the ROCm version when C(amd-smi) does not.
+    type: path
+    default: /opt/rocm
+  sysfs_path:
+    description:
+      - Where sysfs is mounted. Only tests and chroots change it.
+    type: path
+    default: /sys
+  require_gpus:
+    description:
+      - Fail when no tool is installed or no GPU is found, instead of reporting C(gpu_count=0).
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; it runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is nothing to show.
+  facts:
+    support: full
+    description: Sets C(ansible_facts.rocm).
+notes:
+  - C(amd-smi) warns unless the user is in both the C(render) and C(video) groups; such warnings are passed on as Ansible warnings
+    and do not fail the module.
+seealso:
+  - name: ROCm installation on Linux
+    description: AMD's guide to installing ROCm, which provides the tools this module reads.
+    link: https://rocm.docs.amd.com/projects/install-on-linux/en/latest/
+'''
+
+EXAMPLES = r'''
+- name: Read the GPUs of every node
+  llmfleet.rocm.rocm_facts:
+
+- name: Show what was found
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.rocm.gpu_count }} GPUs ({{ ansible_facts.rocm.gfx_targets | join(',') }})"
+
+- name: Fail unless GPUs are visible, asking rocminfo only
+  llmfleet.rocm.rocm_facts:
+    tools: [rocminfo]
+    require_gpus: true
+
+- name: Build the PYTORCH_ROCM_ARCH value from the facts
+  ansible.builtin.set_fact:
+    engine_build_rocm_arch: "{{ ansible_facts.rocm.gfx_targets | join(';') }}"
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: The facts set by the module.
+  returned: always
+  type: dict
+  contains:
+    rocm:
+      description: The host's AMD GPUs.
+      returned: always
+      type: dict
+      contains:
+        gpu_count:
+          description: Number of GPU agents; a partition of a partitioned GPU counts as one GPU.
+          type: int
+          sample: 8
+        gfx_targets:
+          description: Sorted, distinct LLVM target names of the GPUs (C(gfx90a), never C(gfx9010)).
+          type: list
+          elements: str
+          sample: [gfx942]
+        rocm_version:
+          description: Installed ROCm version, or null when unknown.
+          type: str
+          sample: 7.1.1
+        driver_version:
+          description: Version of the amdgpu kernel driver, or null when unknown.
+          type: str
+          sample: 6.14.14
+        sources:
+          description: The tools that answered, sorted.
+          type: list
+          elements: str
+          sample: [amd-smi, rocminfo]
+        gpus:
+          description: One entry per GPU, ordered by PCI address when every address is known.
+          type: list
+          elements: dict
+          contains:
+            index:
+              description: Position in this list, from 0.
+              type: int
+            gfx_target:
+              description: LLVM target name.
+              type: str
+              sample: gfx942
+            marketing_name:
+              description: Product name as the tools report it.
+              type: str
+              sample: AMD Instinct MI300X
+            vram_bytes:
+              description: Device memory in bytes, or null when unknown.
+              type: int
+              sample: 206141652992
+            numa_node:
+              description: NUMA node the GPU is attached to, or null when unknown.
+              type: int
+              sample: 0
+            pci_address:
+              description: PCI address C(domain:bus:device.function), or null when unknown.
+              type: str
+              sample: "0000:0c:00.0"
+            compute_units:
+              description: Number of compute units, or null when unknown.
+              type: int
+              sample: 304
+            integrated:
+              description: True for an integrated GPU (APU), false for a discrete one, null when unknown.
+              type: bool
+              sample: false
+commands:
+  description: The argument lists that were run, in order.
+  returned: always
+  type: list
+  elements: list
+  sample: [[/opt/rocm/bin/amd-smi, static, --json], [/opt/rocm/bin/amd-smi, version], [/opt/rocm/bin/rocminfo]]
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils import amd_smi, gpu_facts, rocm_smi, rocminfo
+
+C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
+ROCM_SMI_FLAGS = ['--showproductname', '--showbus', '--showtoponuma', '--showmeminfo', 'vram', '--showdriverversion']
+
+
+class ToolFailed(Exception):
+    """A tool could not be run or exited non-zero without a recognised error line."""
+
+
+class Runner(object):
+    """Runs tools with argv lists in the C locale and remembers what was run."""
+
+    def __init__(self, module):
+        self.module = module
+        self.commands = []
+
+    def run(self, argv):
+        self.commands.append(list(argv))
+        rc, out, err = self.module.run_command(argv, check_rc=False, environ_update=C_LOCALE)
+        return rc, out, err
+
+
+def _text_of(out, err):
+    """Tools print errors on either stream: parse both, stdout first."""
+    return out if not err else (out + '\n' + err if out else err)
+
+
+def _parse(tool, parser, argv, rc, out, err):
+    """Parse one run; a non-zero exit whose output holds no known error line is a failure too."""
+    text = _text_of(out, err)
+    try:
+        result = parser(text)
+    except ParseError:
+        if rc != 0:
+            raise ToolFailed('%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(text)))
+        raise
+    if rc != 0:
+        raise ToolFailed('%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(text)))
+    return result
+
+
+def _first_lines(text, count=5):
+    lines = [line for line in (text or '').splitlines() if line.strip()]
+    return ' | '.join(lines[:count]) or '(no output)'
+
+
+def read_amd_smi(runner, path):
+    argv = [path, 'static', '--json']
+    rc, out, err = runner.run(argv)
+    result = _parse('amd-smi', amd_smi.parse_amd_smi_static_json, argv, rc, out, err)
+    argv = [path, 'version']
+    rc, out, err = runner.run(argv)
+    version = _parse('amd-smi', amd_smi.parse_amd_smi_version, argv, rc, out, err)
+    result = dict(result)
+    result['rocm_version'] = version.get('rocm_version')
+    return result
+
+
+def read_rocm_smi(runner, path):
+    argv = [path] + ROCM_SMI_FLAGS + ['--json']
+    rc, out, err = runner.run(argv)
+    text = _text_of(out, err)
+    if rc != 0 and 'unrecognized arguments' in text and '--json' in text:
+        # Releases before --json existed: the same sections as text.
+        argv = [path] + ROCM_SMI_FLAGS
+        rc, out, err = runner.run(argv)
+        return _parse('rocm-smi', rocm_smi.parse_rocm_smi_text, argv, rc, out, err)
+    return _parse('rocm-smi', rocm_smi.parse_rocm_smi_json, argv, rc, out, err)
+
+
+def read_rocminfo(runner, path):
+    argv = [path]
+    rc, out, err = runner.run(argv)
+    return _parse('rocminfo', rocminfo.parse_rocminfo, argv, rc, out, err)
+
+
+READERS = (('amd-smi', read_amd_smi), ('rocm-smi', read_rocm_smi), ('rocminfo', read_rocminfo))
+
+
+def _read_file(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            tools=dict(type='list', elements='str', choices=['amd-smi', 'rocm-smi', 'rocminfo'],
+                       default=['amd-smi', 'rocm-smi', 'rocminfo']),
+            rocm_path=dict(type='path', default='/opt/rocm'),
+            sysfs_path=dict(type='path', default='/sys'),
+            require_gpus=dict(type='bool', default=False),
+        ),
+        supports_check_mode=True,
+    )
+    rocm_path = module.params['rocm_path']
+    sysfs_path = module.params['sysfs_path']
+    runner = Runner(module)
+    parsed = {}
+    warnings = []
+
+    for tool, reader in READERS:
+        if tool not in module.params['tools']:
+            continue
+        path = module.get_bin_path(tool, opt_dirs=[os.path.join(rocm_path, 'bin')])
+        if not path:
+            continue
+        try:
+            parsed[tool] = reader(runner, path)
+        except ToolError as exc:
+            module.fail_json(msg='%s reported an error: "%s". %s' % (tool, exc.line, exc.hint),
+                             tool=tool, tool_line=exc.line, commands=runner.commands)
+        except ParseError as exc:
+            module.fail_json(msg='%s printed output that llmfleet.rocm cannot read (%s). Please report it with the '
+                                 'output of "%s".' % (tool, exc.detail, ' '.join(runner.commands[-1])),
+                             tool=tool, commands=runner.commands)
+        except ToolFailed as exc:
+            module.fail_json(msg='%s failed: %s' % (tool, exc), tool=tool, commands=runner.commands)
+        warnings.extend('%s: %s' % (tool, line) for line in parsed[tool].get('warnings') or [])
+
+    def read_numa_node(address):
+        text = _read_file(os.path.join(sysfs_path, 'bus', 'pci', 'devices', address, 'numa_node'))
+        try:
+            node = int(text.strip())
+        except (AttributeError, ValueError):
+            return None
+        return node if node >= 0 else None
+
+    facts = gpu_facts.merge(
+        parsed,
+        read_numa_node=read_numa_node,
+        rocm_version_text=_read_file(os.path.join(rocm_path, '.info', 'version')),
+        driver_version_text=_read_file(os.path.join(sysfs_path, 'module', 'amdgpu', 'version')),
+    )
+
+    if module.params['require_gpus'] and facts['gpu_count'] == 0:
+        if not parsed:
+            module.fail_json(msg='No ROCm tool (amd-smi, rocm-smi, rocminfo) was found on PATH or in %s/bin: install the ROCm '
+                                 'packages (the llmfleet.rocm.rocm role does) before asking for GPUs.' % rocm_path,
+                             commands=runner.commands, ansible_facts={'rocm': facts})
+        module.fail_json(msg='The ROCm tools (%s) answered but found no GPU: check that the GPUs are seated and visible in '
+                             '"lspci -d 1002:", and "dmesg | grep amdgpu".' % ', '.join(facts['sources']),
+                         commands=runner.commands, ansible_facts={'rocm': facts})
+
+    result = dict(changed=False, ansible_facts={'rocm': facts}, commands=runner.commands)
+    for warning in warnings:
+        module.warn(warning)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

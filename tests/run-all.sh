@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The test command (`make test`): every stage runs, each one's result and time is
+# printed, and the command fails if any stage failed. Logs go to .cache/test-logs/.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+export PATH="$root/.venv/bin:$PATH"
+export ANSIBLE_CONFIG="$root/ansible.cfg"
+logs="$root/.cache/test-logs"
+mkdir -p "$logs"
+declare -a names results times
+failed=0
+
+stage() {
+  local name="$1"; shift
+  local start end rc
+  start=$(date +%s)
+  echo "==> [$name] $*"
+  "$@" 2>&1 | tee "$logs/$name.log"
+  rc=${PIPESTATUS[0]}
+  end=$(date +%s)
+  names+=("$name"); times+=("$((end - start))s")
+  if [ "$rc" -eq 0 ]; then results+=("ok"); else results+=("FAILED (rc=$rc, log: .cache/test-logs/$name.log)"); failed=1; fi
+}
+
+stage yamllint yamllint --strict .
+stage ansible-lint ansible-lint
+stage sanity tests/sanity/run.sh
+# pytest exits 5 when it collected nothing: that is a failure here too.
+stage pytest env PYTHONPATH="$root/.collections" python -m pytest tests/unit -q -p no:cacheprovider
+if [ -n "${LLMFLEET_SKIP_MOLECULE:-}" ]; then
+  echo "==> [molecule] skipped because LLMFLEET_SKIP_MOLECULE is set"
+  names+=("molecule"); results+=("SKIPPED (LLMFLEET_SKIP_MOLECULE)"); times+=("0s")
+elif [ -x lab/labctl ]; then
+  stage molecule lab/labctl molecule test --all
+fi
+
+echo
+echo "==> summary"
+for i in "${!names[@]}"; do
+  printf '  %-14s %-8s %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+done
+exit "$failed"
