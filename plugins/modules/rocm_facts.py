@@ -24,7 +24,7 @@ description:
   - The NUMA node of a GPU comes from C(amd-smi) or C(rocm-smi); when neither knows it, from
     C(/sys/bus/pci/devices/<address>/numa_node). The C(Node) of C(rocminfo) is a KFD agent number, not a NUMA node.
 author:
-  - llmfleet.rocm contributors
+  - llmfleet.rocm contributors (@llmfleet)
 options:
   tools:
     description:
