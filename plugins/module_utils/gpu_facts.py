@@ -35,12 +35,13 @@ def rocm_version_from_file(text):
 def _match_records(base, other):
     """Pair each record of ``other`` with a record of ``base``: by PCI address, else by position.
 
-    Returns a list (same length as ``base``) of the matched ``other`` record or None.
-    Partitions share a PCI address, so addresses are matched in order of appearance.
+    Returns a list (same length as ``base``) of the matched ``other`` record or None, and the
+    records of ``other`` that matched none. Partitions share a PCI address, so addresses are
+    matched in order of appearance.
     """
     paired = [None] * len(base)
     if not other:
-        return paired
+        return paired, []
     base_addresses = [record.get('pci_address') for record in base]
     other_addresses = [record.get('pci_address') for record in other]
     if all(base_addresses) and all(other_addresses):
@@ -51,14 +52,14 @@ def _match_records(base, other):
             queue = pending.get(address)
             if queue:
                 paired[position] = queue.pop(0)
-        return paired
+        return paired, [record for queue in pending.values() for record in queue]
     if len(base) == len(other):
-        return list(other)
-    return paired
+        return list(other), []
+    return paired, list(other)
 
 
 def merge(parsed, read_numa_node=None, rocm_version_text=None, driver_version_text=None):
-    """Build the ``rocm`` facts.
+    """Build the ``rocm`` facts; return ``(facts, warnings)``.
 
     ``parsed`` maps a source name (amd-smi, rocm-smi, rocminfo) to what its
     parser returned (a dict with ``gpus`` and maybe ``driver_version`` /
@@ -66,6 +67,10 @@ def merge(parsed, read_numa_node=None, rocm_version_text=None, driver_version_te
     from sysfs or None. ``rocm_version_text`` is the content of
     ``/opt/rocm/.info/version`` and ``driver_version_text`` that of
     ``/sys/module/amdgpu/version``, each None when absent.
+
+    The GPU list is the longest list a tool gave; the other tools add fields to the
+    GPUs they can be matched with. A GPU another tool reports but that cannot be
+    matched is not added (partitions make such counts differ) but is named in a warning.
     """
     sources = [name for name in SOURCE_ORDER if name in parsed]
     gpu_lists = dict((name, list(parsed[name].get('gpus') or [])) for name in sources)
@@ -78,8 +83,17 @@ def merge(parsed, read_numa_node=None, rocm_version_text=None, driver_version_te
             base_name = name
     base = gpu_lists.get(base_name, [])
 
-    pairs = dict((name, _match_records(base, gpu_lists[name])) for name in sources)
-    pairs[base_name] = list(base)
+    pairs = {}
+    warnings = []
+    for name in sources:
+        if name == base_name:
+            pairs[name] = list(base)
+            continue
+        pairs[name], unmatched = _match_records(base, gpu_lists[name])
+        if unmatched:
+            warnings.append('%s reports %d GPU(s) that %s does not (%s); they are left out of the facts.' % (
+                name, len(unmatched), base_name,
+                ', '.join(str(record.get('pci_address') or record.get('gfx_target')) for record in unmatched)))
 
     gpus = []
     for position in range(len(base)):
@@ -127,4 +141,4 @@ def merge(parsed, read_numa_node=None, rocm_version_text=None, driver_version_te
         'driver_version': driver_version,
         'sources': sorted(sources),
         'gpus': [dict((key, gpu[key]) for key in ('index',) + GPU_FIELDS) for gpu in gpus],
-    }
+    }, warnings

@@ -299,12 +299,14 @@ def main():
             return None
         return node if node >= 0 else None
 
-    facts = gpu_facts.merge(
+    facts, merge_warnings = gpu_facts.merge(
         parsed,
         read_numa_node=read_numa_node,
         rocm_version_text=_read_file(os.path.join(rocm_path, '.info', 'version')),
         driver_version_text=_read_file(os.path.join(sysfs_path, 'module', 'amdgpu', 'version')),
     )
+
+    warnings.extend(merge_warnings)
 
     if module.params['require_gpus'] and facts['gpu_count'] == 0:
         if not parsed:

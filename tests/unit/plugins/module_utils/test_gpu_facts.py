@@ -22,7 +22,7 @@ def test_only_rocminfo_reports_every_agent_and_reads_numa_from_sysfs():
         gpu(node=1, gfx_target='gfx942', marketing_name='AMD Instinct MI300X', compute_units=304, pci_address='0000:0c:00.0'),
     ]}}
     numa = {'0000:0c:00.0': 0, '0000:1c:00.0': 1}
-    facts = merge(parsed, read_numa_node=numa.get, rocm_version_text='7.1.1-38\n')
+    facts, warnings = merge(parsed, read_numa_node=numa.get, rocm_version_text='7.1.1-38\n')
     assert facts['gpu_count'] == 2
     assert facts['gfx_targets'] == ['gfx942']
     assert facts['rocm_version'] == '7.1.1'
@@ -47,7 +47,7 @@ def test_fields_come_from_the_tool_that_knows_them_matched_by_pci_address():
             gpu(node=2, gfx_target='gfx942', compute_units=300, pci_address='0000:1c:00.0', integrated=False),
         ]},
     }
-    facts = merge(parsed, read_numa_node=lambda address: pytest.fail('sysfs read although amd-smi knew the node'))
+    facts, warnings = merge(parsed, read_numa_node=lambda address: pytest.fail('sysfs read although amd-smi knew the node'))
     assert facts['sources'] == ['amd-smi', 'rocminfo']
     assert facts['driver_version'] == '6.14.14'
     assert facts['rocm_version'] == '7.1.1'
@@ -62,22 +62,35 @@ def test_a_tool_that_sees_fewer_gpus_does_not_hide_the_others():
         'rocm-smi': {'gpus': [gpu(card=0, gfx_target='gfx90a', numa_node=0)]},
         'rocminfo': {'gpus': [gpu(gfx_target='gfx1036', integrated=True), gpu(gfx_target='gfx90a', integrated=False)]},
     }
-    facts = merge(parsed)
+    facts, warnings = merge(parsed)
     assert facts['gpu_count'] == 2
     assert facts['gfx_targets'] == ['gfx1036', 'gfx90a']
-    # Counts differ and no PCI addresses: nothing is paired by guesswork.
+    # Counts differ and no PCI addresses: nothing is paired by guesswork, and the user is told.
     assert [g['numa_node'] for g in facts['gpus']] == [None, None]
+    assert warnings == ['rocm-smi reports 1 GPU(s) that rocminfo does not (gfx90a); they are left out of the facts.']
+
+
+def test_gpus_at_addresses_the_base_tool_does_not_know_are_named():
+    parsed = {
+        'amd-smi': {'gpus': [gpu(gpu=0, gfx_target='gfx1151', pci_address='0000:c4:00.0')]},
+        'rocminfo': {'gpus': [gpu(gfx_target='gfx1151', pci_address='0000:c5:00.0', integrated=True)]},
+    }
+    facts, warnings = merge(parsed)
+    assert facts['gpu_count'] == 1
+    assert facts['gpus'][0]['integrated'] is None
+    assert warnings == ['rocminfo reports 1 GPU(s) that amd-smi does not (0000:c5:00.0); they are left out of the facts.']
 
 
 def test_partitions_sharing_an_address_keep_their_order():
     parts = [gpu(gfx_target='gfx942', pci_address='0000:0c:00.0', compute_units=38) for _ in range(8)]
-    facts = merge({'rocminfo': {'gpus': parts}})
+    facts, warnings = merge({'rocminfo': {'gpus': parts}})
     assert facts['gpu_count'] == 8
     assert [g['index'] for g in facts['gpus']] == list(range(8))
 
 
 def test_no_tool_answered_is_an_empty_fleet_node():
-    facts = merge({})
+    facts, warnings = merge({})
+    assert warnings == []
     assert facts == {'gpu_count': 0, 'gfx_targets': [], 'rocm_version': None, 'driver_version': None,
                      'sources': [], 'gpus': []}
 
