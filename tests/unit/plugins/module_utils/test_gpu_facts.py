@@ -82,7 +82,7 @@ def test_gpus_at_addresses_the_base_tool_does_not_know_are_named():
 
 
 def test_partitions_sharing_an_address_keep_their_order():
-    parts = [gpu(gfx_target='gfx942', pci_address='0000:0c:00.0', compute_units=38) for _ in range(8)]
+    parts = [gpu(gfx_target='gfx942', pci_address='0000:0c:00.0', compute_units=38) for _partition in range(8)]
     facts, warnings = merge({'rocminfo': {'gpus': parts}})
     assert facts['gpu_count'] == 8
     assert [g['index'] for g in facts['gpus']] == list(range(8))
