@@ -1,0 +1,295 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests of the lab tooling that need no container: the simulated GPU tools against the
+real parsers, the stub repository's package shape, the image recipe hash, the inventory."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import importlib.machinery
+import importlib.util
+import json
+import os
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.llmfleet.rocm.plugins.module_utils import amd_smi, rocm_smi, rocminfo
+from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import (
+    HINT_DRIVER, HINT_PERMISSION, ToolError, normalize_gfx)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PROFILES = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, 'lab', 'profiles', '*.json')))
+ROCM_SMI_ARGS = ['--showproductname', '--showbus', '--showtoponuma', '--showmeminfo', 'vram', '--showdriverversion']
+
+
+def _load(name, path):
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+gpusim = _load('lab_gpusim', os.path.join(ROOT, 'lab', 'stubs', 'gpusim.py'))
+labctl = _load('lab_labctl', os.path.join(ROOT, 'lab', 'labctl'))
+
+
+def profile(name):
+    with open(os.path.join(ROOT, 'lab', 'profiles', name + '.json')) as handle:
+        return json.load(handle)
+
+
+def expected(name):
+    """The profile's GPUs as the facts contract describes them, in PCI order."""
+    gpus = sorted(profile(name)['gpus'], key=lambda gpu: gpu['pci'])
+    return [{'pci_address': g['pci'], 'numa_node': g['numa_node'], 'gfx_target': gpusim.MODELS[g['model']]['gfx'],
+             'compute_units': gpusim.MODELS[g['model']]['compute_units'],
+             'vram_bytes': gpusim.MODELS[g['model']]['vram_mb'] * 1024 * 1024,
+             'apu': gpusim.MODELS[g['model']]['apu']} for g in gpus]
+
+
+def state(name, **kwargs):
+    kwargs.setdefault('driver', '6.16.6')
+    kwargs.setdefault('rocm_version', '7.1.1')
+    return gpusim.State(profile=profile(name), **kwargs)
+
+
+def test_there_are_the_four_profiles():
+    assert set(['mi300x-8', 'mi300x-2', 'mi250x-4', 'mi210-plus-igpu']) <= set(PROFILES)
+
+
+@pytest.mark.parametrize('name', PROFILES)
+def test_profile_is_consistent(name):
+    data = profile(name)
+    assert data['gpus'], 'a profile has GPUs'
+    nodes = set(cpu['numa_node'] for cpu in data['cpus'])
+    for gpu in data['gpus']:
+        assert gpu['model'] in gpusim.MODELS
+        assert gpu['numa_node'] in nodes, 'GPU %s on a NUMA node without CPUs' % gpu['pci']
+        assert normalize_gfx(gpusim.MODELS[gpu['model']]['gfx']) == gpusim.MODELS[gpu['model']]['gfx']
+    assert len(set(gpu['pci'] for gpu in data['gpus'])) == len(data['gpus'])
+
+
+def test_mi300x_8_is_two_sockets_four_gpus_each():
+    numa = [gpu['numa_node'] for gpu in expected('mi300x-8')]
+    assert numa == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert set(gpu['gfx_target'] for gpu in expected('mi300x-8')) == set(['gfx942'])
+
+
+@pytest.mark.parametrize('name', PROFILES)
+def test_rocminfo_output_parses_to_the_profile(name):
+    out, err, rc = gpusim.render_rocminfo(state(name))
+    assert rc == 0 and err == ''
+    assert out.startswith('\x1b[37mROCk module version 6.16.6 is loaded\x1b[0m\n')
+    assert out.rstrip().endswith('*** Done ***')
+    gpus = rocminfo.parse_rocminfo(out)['gpus']
+    want = expected(name)
+    assert [g['pci_address'] for g in gpus] == [w['pci_address'] for w in want]
+    assert [g['gfx_target'] for g in gpus] == [w['gfx_target'] for w in want]
+    assert [g['compute_units'] for g in gpus] == [w['compute_units'] for w in want]
+    # rocminfo's pool of an APU is system memory, not the VRAM carve-out the SMI tools report.
+    assert [g['vram_bytes'] for g, w in zip(gpus, want) if not w['apu']] == [w['vram_bytes'] for w in want if not w['apu']]
+
+
+@pytest.mark.parametrize('name', PROFILES)
+@pytest.mark.parametrize('as_json', [True, False], ids=['json', 'text'])
+def test_rocm_smi_output_parses_to_the_profile(name, as_json):
+    args = ROCM_SMI_ARGS + (['--json'] if as_json else [])
+    out, err, rc = gpusim.render_rocm_smi(state(name), args)
+    assert rc == 0 and err == ''
+    parsed = (rocm_smi.parse_rocm_smi_json if as_json else rocm_smi.parse_rocm_smi_text)(out)
+    want = expected(name)
+    assert parsed['driver_version'] == '6.16.6'
+    assert [(g['pci_address'], g['numa_node'], g['gfx_target'], g['vram_bytes']) for g in parsed['gpus']] == [
+        (w['pci_address'], w['numa_node'], w['gfx_target'], w['vram_bytes']) for w in want]
+
+
+@pytest.mark.parametrize('name', PROFILES)
+def test_rocm_smi_concise_table_parses(name):
+    out, _err, _rc = gpusim.render_rocm_smi(state(name), [])
+    lines = out.splitlines()
+    assert 'ROCm System Management Interface' in lines[0] and 'Concise Info' in lines[1]
+    assert len(set(len(line) for line in lines if set(line) == set('='))) == 1, 'spacers all as wide as the table'
+    gpus = rocm_smi.parse_rocm_smi_text(out)['gpus']
+    assert len(gpus) == len(expected(name))
+
+
+@pytest.mark.parametrize('name', PROFILES)
+def test_amd_smi_static_and_list_parse_to_the_profile(name):
+    st = state(name)
+    want = expected(name)
+    out, _err, rc = gpusim.render_amd_smi(st, ['static', '--json'])
+    assert rc == 0
+    static = amd_smi.parse_amd_smi_static_json(out)
+    assert static['driver_version'] == '6.16.6'
+    assert [(g['pci_address'], g['numa_node'], g['gfx_target'], g['vram_bytes'], g['compute_units']) for g in static['gpus']] == [
+        (w['pci_address'], w['numa_node'], w['gfx_target'], w['vram_bytes'], w['compute_units']) for w in want]
+    out, _err, rc = gpusim.render_amd_smi(st, ['list', '--json'])
+    listed = amd_smi.parse_amd_smi_list_json(out)['gpus']
+    assert [g['pci_address'] for g in listed] == [w['pci_address'] for w in want]
+
+
+@pytest.mark.parametrize('release,tool,driver', [('7.0.2', '26.0.2+39589fda', '6.14.14'), ('7.1.1', '26.2.0+021c61fc', '6.16.6')])
+def test_amd_smi_version_per_release(release, tool, driver):
+    out, _err, _rc = gpusim.render_amd_smi(state('mi300x-2', rocm_version=release, driver=driver), ['version'])
+    parsed = amd_smi.parse_amd_smi_version(out)
+    assert parsed['tool_version'] == tool and parsed['rocm_version'] == release and parsed['driver_version'] == driver
+
+
+def _text(result):
+    out, err, _rc = result
+    return out + err
+
+
+def test_without_the_driver_every_tool_prints_the_driver_error():
+    st = state('mi300x-8', loaded=False)
+    for parse, result in ((rocminfo.parse_rocminfo, gpusim.render_rocminfo(st)),
+                          (rocm_smi.parse_rocm_smi_text, gpusim.render_rocm_smi(st, ROCM_SMI_ARGS)),
+                          (amd_smi.parse_amd_smi_static_json, gpusim.render_amd_smi(st, ['static', '--json']))):
+        with pytest.raises(ToolError) as info:
+            parse(_text(result))
+        assert info.value.hint == HINT_DRIVER
+    assert gpusim.render_rocminfo(st)[2] == 1
+
+
+def test_a_user_outside_render_gets_the_permission_errors():
+    st = state('mi300x-8', kfd_error='Permission denied', user='nobody')
+    out, _err, rc = gpusim.render_rocminfo(st)
+    assert rc == 1 and 'Unable to open /dev/kfd read-write: Permission denied' in out
+    assert 'nobody is not member of "render" group' in out
+    for parse, result in ((rocminfo.parse_rocminfo, (out, '', rc)),
+                          (amd_smi.parse_amd_smi_static_json, gpusim.render_amd_smi(st, ['static', '--json']))):
+        with pytest.raises(ToolError) as info:
+            parse(_text(result))
+        assert info.value.hint == HINT_PERMISSION
+
+
+def test_driver_state_comes_from_the_simulated_sysfs(tmp_path):
+    assert gpusim.driver_state(str(tmp_path)) is None
+    module = tmp_path / 'module' / 'amdgpu'
+    module.mkdir(parents=True)
+    (module / 'version').write_text('6.14.14\n')
+    (module / 'initstate').write_text('coming\n')
+    assert gpusim.driver_state(str(tmp_path)) is None
+    (module / 'initstate').write_text('live\n')
+    assert gpusim.driver_state(str(tmp_path)) == '6.14.14'
+
+
+# --- stub repository ------------------------------------------------------------------------
+
+SPEC = labctl.repo_spec()
+EXTERNAL = set(['python3', 'kmod', 'pciutils'])
+
+
+@pytest.mark.parametrize('release', sorted(SPEC['releases']))
+@pytest.mark.parametrize('suite', sorted(SPEC['suites']))
+def test_package_versions_have_amds_form(release, suite):
+    versions = labctl.package_versions(SPEC, release, suite)
+    ubuntu = SPEC['suites'][suite]
+    build = SPEC['releases'][release]['build']
+    assert versions['rocm-core'] == '%s.%s-%s~%s' % (release, build, SPEC['releases'][release]['revision'], ubuntu)
+    for name in SPEC['packages']:
+        assert re.match(r'^[0-9][0-9.]*\.%s-[0-9]+~%s$' % (build, re.escape(ubuntu)), versions[name]), versions[name]
+    assert re.match(r'^1:[0-9.]+\.[0-9]{8}-[0-9]+\.%s$' % re.escape(ubuntu), versions['amdgpu-dkms'])
+    assert versions['amdgpu-dkms-firmware'].startswith(SPEC['releases'][release]['amdgpu']['release'] + '.0.')
+
+
+@pytest.mark.parametrize('release', sorted(SPEC['releases']))
+def test_dependency_shape(release):
+    versions = labctl.package_versions(SPEC, release, 'jammy')
+    graph = {}
+    for name in list(SPEC['packages']) + list(SPEC['driver_packages']):
+        deps = labctl.package_depends(SPEC, name, versions)
+        graph[name] = [dep.split(' ')[0] for dep in deps]
+        for dep in deps:
+            dep_name = dep.split(' ')[0]
+            assert dep_name in versions or dep_name in EXTERNAL, '%s depends on unknown %s' % (name, dep_name)
+            if SPEC['packages'].get(name, {}).get('meta'):
+                assert dep == '%s (= %s)' % (dep_name, versions[dep_name]), 'meta packages pin their members'
+    assert graph['amdgpu-dkms'] == ['amdgpu-dkms-firmware']
+    assert labctl.package_depends(SPEC, 'amdgpu-dkms', versions) == [
+        'amdgpu-dkms-firmware (= %s)' % versions['amdgpu-dkms-firmware']]
+
+    def closure(name, seen=None):
+        seen = set() if seen is None else seen
+        for dep in graph.get(name, []):
+            if dep not in seen:
+                seen.add(dep)
+                closure(dep, seen)
+        return seen
+
+    everything = closure('rocm')
+    for needed in ('rocm-core', 'rocminfo', 'rocm-smi-lib', 'amd-smi-lib', 'hip-runtime-amd', 'hipblaslt',
+                   'rocm-hip-runtime', 'rocm-language-runtime', 'rocm-hip-libraries', 'rocm-ml-libraries', 'rocm-dev'):
+        assert needed in everything
+    assert 'amdgpu-dkms' not in everything, 'the driver is installed on its own, as from AMD'
+    assert closure('rocm-hip-runtime') >= set(['rocminfo', 'hip-runtime-amd', 'rocm-language-runtime', 'rocm-core'])
+
+
+def test_staged_packages_have_the_real_layout(tmp_path):
+    versions = labctl.package_versions(SPEC, '7.1.1', 'jammy')
+    for name in ('rocm-core', 'rocminfo', 'rocm-smi-lib', 'amd-smi-lib', 'amdgpu-dkms'):
+        root = tmp_path / name
+        root.mkdir()
+        labctl.stage_package(SPEC, name, '7.1.1', 'jammy', versions, str(root))
+    assert (tmp_path / 'rocm-core/opt/rocm-7.1.1/.info/version').read_text() == '7.1.1-38\n'
+    assert 'update-alternatives --install /opt/rocm rocm /opt/rocm-7.1.1' in (tmp_path / 'rocm-core/DEBIAN/postinst').read_text()
+    assert os.readlink(str(tmp_path / 'rocm-smi-lib/opt/rocm-7.1.1/bin/rocm-smi')) == '../libexec/rocm_smi/rocm_smi.py'
+    assert os.readlink(str(tmp_path / 'amd-smi-lib/opt/rocm-7.1.1/bin/amd-smi')) == '../libexec/amdsmi_cli/amdsmi_cli.py'
+    assert (tmp_path / 'rocminfo/opt/rocm-7.1.1/bin/rocminfo').stat().st_mode & 0o111
+    postinst = (tmp_path / 'amdgpu-dkms/DEBIAN/postinst').read_text()
+    assert '/var/run/reboot-required' in postinst and 'enable amdgpu-lab-driver.service' in postinst
+    assert (tmp_path / 'amdgpu-dkms/usr/lib/amdgpu-lab/driver-version').read_text() == '6.16.6\n'
+    control = (tmp_path / 'amdgpu-dkms/DEBIAN/control').read_text()
+    assert 'Architecture: all' in control and 'Version: 1:6.16.6.30200100-2255209.22.04' in control
+
+
+# --- image recipe and inventory ---------------------------------------------------------------
+
+def test_image_tag_is_a_stable_hash_of_the_recipe():
+    tag = labctl.image_tag()
+    assert re.match(r'^localhost/llmfleet-lab:[0-9a-f]{12}$', tag)
+    assert labctl.image_tag() == tag
+    _recipe, files = labctl.image_recipe()
+    assert labctl.sha256_files(list(reversed(files)))[:12] == tag.rsplit(':', 1)[1], 'independent of file order'
+    assert labctl.sha256_files(files, extra=b'x')[:12] != tag.rsplit(':', 1)[1]
+
+
+def test_recipe_boots_systemd_with_sshd():
+    recipe, _files = labctl.image_recipe()
+    for package in ('systemd', 'systemd-sysv', 'dbus', 'python3', 'sudo', 'iproute2', 'openssh-server', 'ca-certificates'):
+        assert package in recipe['include']
+    assert recipe['variant'] == 'minbase' and recipe['suite'] == 'bookworm'
+
+
+def test_containers_conf_uses_runc_and_host_safe_ulimits():
+    text = labctl.CONTAINERS_CONF_TEXT
+    assert 'runtime = "runc"' in text
+    assert '"nofile=20000:20000"' in text and '"nproc=4096:4096"' in text
+
+
+def test_sandbox_inventory_matches_the_profiles():
+    with open(os.path.join(ROOT, 'inventories', 'sandbox', 'hosts.yml')) as handle:
+        inventory = yaml.safe_load(handle)
+    groups = inventory['all']['children']
+    assert len(groups['gpu_nodes']['hosts']) == 2 and len(groups['gateways']['hosts']) == 1
+    ports = []
+    for hostvars in groups['gpu_nodes']['hosts'].values():
+        assert hostvars['rocm_expected_gpu_count'] == len(profile(hostvars['lab_gpu_profile'])['gpus'])
+        ports.append(hostvars['ansible_port'])
+    ports += [h['ansible_port'] for h in groups['gateways']['hosts'].values()]
+    assert len(set(ports)) == len(ports)
+
+
+def test_debian_mirror_is_read_from_deb822(tmp_path, monkeypatch):
+    sources = tmp_path / 'debian.sources'
+    sources.write_text('Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n\n'
+                       'Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n')
+    monkeypatch.setattr(labctl.glob, 'glob', lambda pattern: [str(sources)] if pattern.endswith('*.sources') else [])
+    monkeypatch.setattr(labctl.os.path, 'isfile', lambda path: path == str(sources))
+    assert labctl.debian_mirrors() == ('http://mirror.example/debian', 'http://mirror.example/debian-security')
