@@ -11,7 +11,7 @@ COLLECTION_LINK := .collections/ansible_collections/llmfleet/rocm
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv collection test lint yamllint ansible-lint sanity unit molecule sandbox lab-up lab-down lab-status
+.PHONY: help venv collection test lint yamllint ansible-lint sanity unit molecule sandbox lab-deps lab-up lab-down lab-status
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -44,3 +44,21 @@ sanity: venv ## ansible-test sanity on a temporary ansible_collections tree
 
 unit: venv ## pytest on parsers, modules, filters and lab tooling
 	PYTHONPATH=$(CURDIR)/.collections $(BIN)/python -m pytest tests/unit -q
+
+molecule: venv lab-deps ## Every molecule scenario against lab hosts
+	lab/labctl molecule test --all
+
+lab-deps: ## Install the Debian packages the lab needs (podman, runc, debootstrap, ...)
+	lab/labctl deps
+
+lab-up: venv lab-deps ## Start the lab hosts of inventories/sandbox (idempotent)
+	lab/labctl up
+
+lab-down: ## Remove every lab container, the network and the repository server
+	lab/labctl down
+
+lab-status: ## Show what of the lab exists and runs
+	lab/labctl status
+
+sandbox: venv ## The main job on the local lab: start the hosts, run site.yml, show what happened
+	@tests/sandbox.sh

@@ -28,12 +28,9 @@ stage ansible-lint ansible-lint
 stage sanity tests/sanity/run.sh
 # pytest exits 5 when it collected nothing: that is a failure here too.
 stage pytest env PYTHONPATH="$root/.collections" python -m pytest tests/unit -q -p no:cacheprovider
-if [ -n "${LLMFLEET_SKIP_MOLECULE:-}" ]; then
-  echo "==> [molecule] skipped because LLMFLEET_SKIP_MOLECULE is set"
-  names+=("molecule"); results+=("SKIPPED (LLMFLEET_SKIP_MOLECULE)"); times+=("0s")
-elif [ -x lab/labctl ]; then
-  stage molecule lab/labctl molecule test --all
-fi
+# The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too.
+stage lab-deps lab/labctl deps
+stage molecule lab/labctl molecule test --all
 
 echo
 echo "==> summary"

@@ -36,7 +36,7 @@ def _load(name, path):
 
 
 gpusim = _load('lab_gpusim', os.path.join(ROOT, 'lab', 'stubs', 'gpusim.py'))
-labctl = _load('lab_labctl', os.path.join(ROOT, 'lab', 'labctl'))
+labctl = _load('lab_labctl', os.path.join(ROOT, 'lab', 'labctl.py'))
 
 
 def profile(name):

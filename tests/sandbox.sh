@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `make sandbox`: the main job on the local lab. Installs what the lab needs, starts the lab
+# hosts, runs site.yml against inventories/sandbox, and prints what it did and how long each
+# step took. The full play output is kept in .cache/sandbox/site.log.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+export PATH="$root/.venv/bin:$PATH"
+export ANSIBLE_CONFIG="$root/ansible.cfg"
+logs="$root/.cache/sandbox"
+mkdir -p "$logs"
+declare -a steps durations
+failed=0
+
+step() {
+  local name="$1"; shift
+  local start rc
+  start=$(date +%s)
+  echo "==> $name"
+  "$@"
+  rc=$?
+  steps+=("$name"); durations+=("$(( $(date +%s) - start ))s")
+  if [ "$rc" -ne 0 ]; then
+    echo "FAILED: $name (rc=$rc)"
+    failed=1
+  fi
+  return "$rc"
+}
+
+run_site() {
+  ansible-playbook site.yml -i inventories/sandbox 2>&1 | tee "$logs/site.log"
+  return "${PIPESTATUS[0]}"
+}
+
+step "install the lab's packages" lab/labctl deps &&
+step "start the lab hosts" lab/labctl up &&
+step "run site.yml against inventories/sandbox" run_site
+
+echo
+echo "==> what happened"
+for i in "${!steps[@]}"; do
+  printf '  %-44s %s\n' "${steps[$i]}" "${durations[$i]}"
+done
+if [ -f "$logs/site.log" ]; then
+  changed=$(sed -n 's/.* changed=\([0-9]*\).*/\1/p' "$logs/site.log" | awk '{ sum += $1 } END { print sum }')
+  echo "  tasks changed in this converge: ${changed:-unknown} (0 means the lab was already converged)"
+fi
+echo "  lab: lab/labctl status | stop it: make lab-down | play log: .cache/sandbox/site.log"
+exit "$failed"
