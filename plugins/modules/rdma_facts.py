@@ -1,0 +1,278 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: rdma_facts
+short_description: Read RDMA devices (InfiniBand, RoCE), their ports and network interfaces into C(ansible_facts.rdma)
+version_added: 0.1.0
+description:
+  - Lists the RDMA devices the kernel registered under C(/sys/class/infiniband), with the PCI address of each, the
+    network interfaces of its PCI function (C(/sys/class/infiniband/<device>/device/net/)) and its ports.
+  - When C(ibv_devinfo) (package C(ibverbs-utils)) is installed, runs it and takes transport, firmware, GUIDs and the
+    state, MTU and link layer of every port from it. A device the kernel has but C(ibv_devinfo) cannot open (no
+    user-space provider, no permission on C(/dev/infiniband)) is still listed, with C(verbs=false), and the module
+    warns.
+  - Without C(ibv_devinfo) the devices and ports come from sysfs alone (C(tool=null)); MTUs are then unknown.
+    Without either, the device list is empty.
+  - C(No IB devices found) from C(ibv_devinfo) is not an error. Other error lines make the module fail with the
+    tool's own line and what to do; output the parser does not know is a failure too, never a guess.
+  - C(ibv_devinfo) runs with an argument list (no shell) and the C locale.
+author:
+  - llmfleet.rocm contributors (@llmfleet)
+options:
+  sysfs_path:
+    description:
+      - Where sysfs is mounted. Only tests and chroots change it.
+    type: path
+    default: /sys
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; it runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is nothing to show.
+  facts:
+    support: full
+    description: Sets C(ansible_facts.rdma).
+seealso:
+  - module: llmfleet.rocm.pcie_facts
+  - name: rdma-core
+    description: The user-space RDMA stack that ships ibv_devinfo and the verbs providers.
+    link: https://github.com/linux-rdma/rdma-core
+'''
+
+EXAMPLES = r'''
+- name: Read the RDMA devices
+  llmfleet.rocm.rdma_facts:
+
+- name: Fail unless every RDMA device has an active port
+  ansible.builtin.assert:
+    that: ansible_facts.rdma.devices | rejectattr('active_ports') | list | length == 0
+    fail_msg: "No active port on {{ ansible_facts.rdma.devices | rejectattr('active_ports') | map(attribute='name') | list }}"
+
+- name: Build NCCL_IB_HCA from the devices with an active port
+  ansible.builtin.set_fact:
+    rccl_ib_hca: "{{ ansible_facts.rdma.devices | selectattr('active_ports') | map(attribute='name') | join(',') }}"
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: The facts set by the module.
+  returned: always
+  type: dict
+  contains:
+    rdma:
+      description: The host's RDMA devices.
+      returned: always
+      type: dict
+      contains:
+        tool:
+          description: C(ibv_devinfo) when it ran, null when it is not installed.
+          type: str
+          sample: ibv_devinfo
+        sources:
+          description: What the devices were read from, sorted (C(ibv_devinfo), C(sysfs)).
+          type: list
+          elements: str
+          sample: [ibv_devinfo, sysfs]
+        device_count:
+          description: Number of devices.
+          type: int
+          sample: 8
+        devices:
+          description: One entry per RDMA device, sorted by name.
+          type: list
+          elements: dict
+          contains:
+            name:
+              description: RDMA device name (C(hca_id)).
+              type: str
+              sample: mlx5_0
+            pci_address:
+              description: PCI address of the device's function, or null.
+              type: str
+              sample: "0000:09:00.0"
+            netdevs:
+              description: Network interfaces of the same PCI function, sorted.
+              type: list
+              elements: str
+              sample: [enp9s0np0]
+            verbs:
+              description: True when ibv_devinfo listed the device, false when only the kernel has it, null when ibv_devinfo did not run.
+              type: bool
+            transport:
+              description: C(InfiniBand) (also for RoCE) or C(iWARP), or null.
+              type: str
+            link_layer:
+              description: Common link layer of the ports, C(InfiniBand) or C(Ethernet) (RoCE), or null.
+              type: str
+              sample: Ethernet
+            fw_ver:
+              description: Firmware version, or null.
+              type: str
+            node_guid:
+              description: Node GUID, or null.
+              type: str
+            active_ports:
+              description: Number of ports in state C(PORT_ACTIVE).
+              type: int
+            ports:
+              description: The ports.
+              type: list
+              elements: dict
+              contains:
+                port:
+                  description: Port number.
+                  type: int
+                state:
+                  description: Port state, for example C(PORT_ACTIVE) or C(PORT_DOWN).
+                  type: str
+                active:
+                  description: True in state C(PORT_ACTIVE).
+                  type: bool
+                active_mtu:
+                  description: Active MTU in bytes, or null (unknown from sysfs).
+                  type: int
+                link_layer:
+                  description: C(InfiniBand) or C(Ethernet), or null.
+                  type: str
+commands:
+  description: The argument lists that were run, in order.
+  returned: always
+  type: list
+  elements: list
+  sample: [[/usr/bin/ibv_devinfo]]
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError, normalize_pci_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils import ibv_devinfo
+
+C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
+BIN_DIRS = ['/usr/bin', '/usr/sbin', '/sbin', '/bin']
+# ibv_devinfo exits 255 after "No IB devices found".
+NO_DEVICES_RC = 255
+
+
+def _read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def _listdir(path):
+    try:
+        return sorted(os.listdir(path))
+    except (IOError, OSError):
+        return []
+
+
+def _first_lines(text, count=5):
+    lines = [line for line in (text or '').splitlines() if line.strip()]
+    return ' | '.join(lines[:count]) or '(no output)'
+
+
+def read_sysfs(sysfs_path):
+    """RDMA devices the kernel registered: name -> (device dict, pci address, netdevs)."""
+    base = os.path.join(sysfs_path, 'class', 'infiniband')
+    found = {}
+    for name in _listdir(base):
+        root = os.path.join(base, name)
+        ports = []
+        for number in _listdir(os.path.join(root, 'ports')):
+            if not number.isdigit():
+                continue
+            port_dir = os.path.join(root, 'ports', number)
+            ports.append(ibv_devinfo.sysfs_port(int(number), _read(os.path.join(port_dir, 'state')),
+                                                _read(os.path.join(port_dir, 'link_layer'))))
+        ports.sort(key=lambda port: port['port'])
+        device = ibv_devinfo.sysfs_device(name, _read(os.path.join(root, 'fw_ver')),
+                                          _read(os.path.join(root, 'node_guid')), ports)
+        pci_address = None
+        if os.path.exists(os.path.join(root, 'device')):
+            pci_address = normalize_pci_address(os.path.basename(os.path.realpath(os.path.join(root, 'device'))))
+        found[name] = (device, pci_address, _listdir(os.path.join(root, 'device', 'net')))
+    return found
+
+
+def _fact(device, pci_address, netdevs, verbs):
+    ports = [dict((key, port[key]) for key in ('port', 'state', 'active', 'active_mtu', 'link_layer'))
+             for port in device['ports']]
+    return {
+        'name': device['name'], 'pci_address': pci_address, 'netdevs': list(netdevs), 'verbs': verbs,
+        'transport': device['transport'], 'link_layer': device['link_layer'], 'fw_ver': device['fw_ver'],
+        'node_guid': device['node_guid'], 'active_ports': len([port for port in ports if port['active']]),
+        'ports': ports,
+    }
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            sysfs_path=dict(type='path', default='/sys'),
+        ),
+        supports_check_mode=True,
+    )
+    commands = []
+    kernel = read_sysfs(module.params['sysfs_path'])
+    sources = ['sysfs'] if kernel else []
+    devices = {}
+
+    path = module.get_bin_path('ibv_devinfo', opt_dirs=BIN_DIRS)
+    if path:
+        argv = [path]
+        commands.append(argv)
+        rc, out, err = module.run_command(argv, check_rc=False, environ_update=C_LOCALE)
+        try:
+            parsed = ibv_devinfo.parse_ibv_devinfo(out + ('\n' + err if err else ''))
+        except ToolError as exc:
+            module.fail_json(msg='ibv_devinfo reported an error: "%s". %s' % (exc.line, exc.hint), tool='ibv_devinfo',
+                             tool_line=exc.line, commands=commands)
+        except ParseError as exc:
+            module.fail_json(msg='ibv_devinfo printed output that llmfleet.rocm cannot read (%s). Please report it with '
+                                 'the output of "%s".' % (exc.detail, ' '.join(argv)), tool='ibv_devinfo',
+                             commands=commands)
+        if rc != 0 and not (rc == NO_DEVICES_RC and not parsed['devices']):
+            module.fail_json(msg='%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(err or out)),
+                             tool='ibv_devinfo', commands=commands)
+        sources.append('ibv_devinfo')
+        for line in parsed['warnings']:
+            module.warn('ibv_devinfo: %s' % line)
+        for device in parsed['devices']:
+            _unused, pci_address, netdevs = kernel.get(device['name'], (None, None, []))
+            devices[device['name']] = _fact(device, pci_address, netdevs, True)
+        missing = sorted(name for name in kernel if name not in devices)
+        for name in missing:
+            device, pci_address, netdevs = kernel[name]
+            devices[name] = _fact(device, pci_address, netdevs, False)
+        if missing:
+            module.warn('The kernel has RDMA devices that ibv_devinfo cannot open: %s. Install the user-space '
+                        'providers (rdma-core, ibverbs-providers) and check the permissions of /dev/infiniband.'
+                        % ', '.join(missing))
+    else:
+        for name, (device, pci_address, netdevs) in kernel.items():
+            devices[name] = _fact(device, pci_address, netdevs, None)
+
+    facts = {
+        'tool': 'ibv_devinfo' if path else None,
+        'sources': sorted(sources),
+        'device_count': len(devices),
+        'devices': [devices[name] for name in sorted(devices)],
+    }
+    module.exit_json(changed=False, ansible_facts={'rdma': facts}, commands=commands)
+
+
+if __name__ == '__main__':
+    main()
