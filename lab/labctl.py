@@ -113,7 +113,7 @@ def run(argv, check=True, input_data=None, env=None, quiet=False, cwd=None):
     """Run argv (never a shell), log it and its output; return (rc, stdout text)."""
     _log('$ %s' % ' '.join(argv))
     proc = subprocess.run(argv, input=input_data, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          env=env or lab_env(), cwd=cwd)
+                          env=env or lab_env(), cwd=cwd, check=False)
     out = proc.stdout.decode('utf-8', 'replace') if isinstance(proc.stdout, bytes) else proc.stdout
     if out and not quiet:
         _log(out.rstrip('\n'))
@@ -156,7 +156,7 @@ def write_if_changed(path, text, mode=0o644):
 
 def installed(package):
     proc = subprocess.run(['dpkg-query', '-W', '-f=${Status}', package], stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL)
+                          stderr=subprocess.DEVNULL, check=False)
     return proc.returncode == 0 and proc.stdout.decode().strip() == 'install ok installed'
 
 
@@ -682,8 +682,8 @@ def host_files_tar(host, pubkey, profile):
         add('etc/ssh/ssh_host_ed25519_key', private, 0o600)
         add('etc/ssh/ssh_host_ed25519_key.pub', (public + '\n').encode(), 0o644)
         add('etc/llmfleet-lab', b'', 0o755, tarfile.DIRTYPE)
-        add('etc/llmfleet-lab/host.json', json.dumps({'name': host['name'], 'groups': host['groups'],
-                                                       'gpu_profile': host['profile']}, indent=2).encode(), 0o644)
+        host_json = {'name': host['name'], 'groups': host['groups'], 'gpu_profile': host['profile']}
+        add('etc/llmfleet-lab/host.json', json.dumps(host_json, indent=2).encode(), 0o644)
         if profile is not None:
             add(PROFILE_PATH_IN_HOST.lstrip('/'), json.dumps(profile, indent=2).encode(), 0o644)
     return buf.getvalue(), public
@@ -837,7 +837,7 @@ def cmd_molecule(args):
 # main
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog='labctl', description=__doc__.split('\n\n')[0],
+    parser = argparse.ArgumentParser(prog='labctl', description=__doc__.split('\n\n', maxsplit=1)[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest='command', required=True)
     for name, func in COMMANDS.items():

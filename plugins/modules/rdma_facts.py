@@ -238,8 +238,13 @@ def main():
         try:
             parsed = ibv_devinfo.parse_ibv_devinfo(out + ('\n' + err if err else ''))
         except ToolError as exc:
-            module.fail_json(msg='ibv_devinfo reported an error: "%s". %s' % (exc.line, exc.hint), tool='ibv_devinfo',
-                             tool_line=exc.line, commands=commands)
+            if kernel:
+                module.fail_json(msg='ibv_devinfo reported an error: "%s". %s' % (exc.line, exc.hint), tool='ibv_devinfo',
+                                 tool_line=exc.line, commands=commands)
+            # The kernel lists no RDMA device either: the error only says there is nothing to open.
+            module.warn('ibv_devinfo: "%s"; the kernel lists no RDMA device, so the node has none.' % exc.line)
+            parsed = {'devices': [], 'warnings': []}
+            rc = NO_DEVICES_RC
         except ParseError as exc:
             module.fail_json(msg='ibv_devinfo printed output that llmfleet.rocm cannot read (%s). Please report it with '
                                  'the output of "%s".' % (exc.detail, ' '.join(argv)), tool='ibv_devinfo',

@@ -89,6 +89,22 @@ def test_no_ib_devices_is_an_empty_list_not_a_failure(node):
     assert len([w for w in result['warnings'] if 'no userspace device-specific driver' in str(w)]) == 2
 
 
+def test_no_uverbs_and_no_kernel_device_is_a_node_without_rdma(node):
+    node.tool('ibv_devinfo', {'': ('ibv_devinfo/debian12-container-no-uverbs.txt', 255, 'err')})
+    result = run(node)
+    assert result.get('failed') is not True, result
+    assert result['ansible_facts']['rdma']['devices'] == []
+    assert any('lists no RDMA device' in str(warning) for warning in result['warnings']), result
+
+
+def test_no_uverbs_with_kernel_devices_fails_with_the_tools_line(node):
+    node.tool('ibv_devinfo', {'': ('ibv_devinfo/debian12-container-no-uverbs.txt', 255, 'err')})
+    rdma_device(node, 'mlx5_0', '0000:09:00.0', ['enp9s0np0'], {1: ('4: ACTIVE', 'Ethernet')})
+    result = run(node)
+    assert result['failed'] is True
+    assert result['tool_line'] == 'Failed to get IB devices list: Function not implemented'
+
+
 def test_kernel_devices_ibv_devinfo_cannot_open_are_listed_and_warned_about(node):
     node.tool('ibv_devinfo', {'': ('ibv_devinfo/no-devices-missing-providers.txt', 255, 'err')})
     rdma_device(node, 'mlx5_0', '0000:09:00.0', ['enp9s0np0'], {1: ('4: ACTIVE', 'Ethernet')})
