@@ -1,0 +1,784 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The preflight role's judgement: readings of a GPU node in, findings out.
+
+Everything here is pure. The role gathers facts and raw readings (registered
+task results, raw file contents, raw tool output) into one dict and passes it
+to ``preflight_findings``, which parses the raw parts and applies every rule.
+No Jinja parses tool output.
+
+Input keys (every one optional; what is missing is "not read", never a guess):
+
+``distribution``, ``distribution_version`` (strings), ``os_supported`` (bool,
+from the role's vars per distribution), ``kernel`` (``uname -r``),
+``min_kernel`` ("5.15"), ``kernel_managed`` (bool), ``kernel_packages``
+(package names whose apt availability matters), ``apt_policy`` (the registered
+result of ``apt-cache policy <kernel_packages>``), ``cmdline`` and
+``numa_balancing`` (slurp results of ``/proc/cmdline`` and
+``/proc/sys/kernel/numa_balancing``), ``mokutil`` (the registered result of
+``mokutil --sb-state``), ``secure_boot_efivar`` (slurp result of the
+SecureBoot EFI variable), ``mounts`` (``ansible_facts.mounts``),
+``disk_path``, ``min_free_gib``, ``rocm``, ``pcie``, ``numa``, ``rdma`` (the
+registered results of the llmfleet.rocm facts modules), ``sockets``
+(``ansible_facts.processor_count``), ``multi_node`` (bool or None: decided
+from the RDMA devices), ``expected_gpu_count`` (int or None) and
+``accepted`` (finding ids downgraded to info).
+
+A finding is ``{id, level, message, fix}`` with level ``fail``, ``warn`` or
+``info``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import binascii
+import posixpath
+import re
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import normalize_pci_address
+
+LEVELS = ('fail', 'warn', 'info')
+
+# Every rule, in report order, with the level it usually has (some rules lower it, see the code).
+RULES = (
+    ('os-unsupported', 'fail'),
+    ('kernel-unreadable', 'warn'),
+    ('kernel-too-old', 'fail'),
+    ('kernel-packages-unchecked', 'info'),
+    ('kernel-packages-unknown', 'warn'),
+    ('kernel-packages-unavailable', 'fail'),
+    ('secure-boot-enabled', 'warn'),
+    ('secure-boot-unknown', 'info'),
+    ('disk-path-unknown', 'warn'),
+    ('disk-space-low', 'fail'),
+    ('facts-unreadable', 'warn'),
+    ('rocm-tools-error', 'warn'),
+    ('pcie-lspci-missing', 'warn'),
+    ('pcie-capabilities-unreadable', 'warn'),
+    ('gpu-none', 'fail'),
+    ('gpu-count-mismatch', 'fail'),
+    ('gpu-not-visible-to-rocm', 'warn'),
+    ('gpu-bar-small', 'warn'),
+    ('cmdline-unreadable', 'info'),
+    ('iommu-disabled', 'warn'),
+    ('iommu-passthrough-missing', 'warn'),
+    ('iommu-inactive', 'warn'),
+    ('pci-realloc-not-off', 'info'),
+    ('pcie-link-width-downgraded', 'warn'),
+    ('pcie-link-speed-downgraded', 'warn'),
+    ('rdma-none', 'warn'),
+    ('gpu-nic-not-on-switch', 'warn'),
+    ('pcie-acs-enabled', 'warn'),
+    ('numa-balancing-enabled', 'warn'),
+    ('numa-nps-not-1', 'info'),
+)
+RULE_IDS = tuple(rule_id for rule_id, _level in RULES)
+_ORDER = dict((rule_id, index) for index, rule_id in enumerate(RULE_IDS))
+
+GIB = 1024 ** 3
+# A memory region of 4 GiB or more cannot sit below 4 GiB: a GPU that has one was given it with
+# Above 4G decoding on (and, for Radeon cards, Resizable BAR). Without, GPUs show 256 MiB.
+LARGE_BAR_BYTES = 4 * GIB
+# The MI300X tuning guide: with 256 or more logical CPUs keep the IOMMU on (x2APIC needs it).
+MANY_CPUS = 256
+
+_ANSI_RE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+_KERNEL_RE = re.compile(r'^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)(?:\.(?P<patch>[0-9]+))?')
+_CMDLINE_TOKEN_RE = re.compile(r'(?:[^\s"]+|"[^"]*")+')
+_APT_PACKAGE_RE = re.compile(r'^(?P<name>[a-z0-9][a-z0-9+.-]+)(?::[a-z0-9]+)?:\s*$')
+_APT_FIELD_RE = re.compile(r'^\s+(?P<key>Installed|Candidate): (?P<value>.+?)\s*$')
+_APT_MESSAGE_RE = re.compile(r'^(?P<kind>[EWN]): (?P<text>.*)$')
+
+_MOKUTIL_PATTERNS = (
+    (re.compile(r'^SecureBoot enabled$'), 'enabled'),
+    (re.compile(r'^SecureBoot disabled$'), 'disabled'),
+    (re.compile(r'^SecureBoot validation is disabled in shim$'), 'shim-validation-off'),
+    (re.compile(r'^Platform is in Setup Mode$'), 'setup-mode'),
+    (re.compile(r"^This system doesn't support Secure Boot"), 'unsupported'),
+    (re.compile(r'^EFI variables are not supported on this system'), 'no-efi'),
+    (re.compile(r'^Cannot determine secure boot state'), 'undetermined'),
+    (re.compile(r'^Failed to read "?(?:SecureBoot|SetupMode)"? variable'), 'undetermined'),
+    (re.compile(r'^Strange data size'), 'ignore'),
+)
+
+
+def _opt_bool(value):
+    """A bool, or None for null; tolerates the strings older Ansible templating produces."""
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ('', 'none', 'null'):
+        return None
+    return text in ('true', 'yes', 'on', '1')
+
+
+def _opt_number(value, kind=int):
+    if value is None or isinstance(value, bool):
+        return None
+    if str(value).strip().lower() in ('', 'none', 'null'):
+        return None
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError('preflight: %r is not a number' % (value,))
+
+
+def _whole(number):
+    return int(number) if number is not None and number == int(number) else number
+
+
+def _finding(rule_id, level, message, fix):
+    return {'id': rule_id, 'level': level, 'message': message, 'fix': fix}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the raw inputs
+# ---------------------------------------------------------------------------------------------
+
+def _slurped(value):
+    """Text of a slurp result (or a plain string); None when the file was not read."""
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode('utf-8', 'replace')
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict) or value.get('skipped') or 'content' not in value:
+        return None
+    raw = _slurped_bytes(value)
+    return None if raw is None else raw.decode('utf-8', 'replace')
+
+
+def _slurped_bytes(value):
+    if not isinstance(value, dict) or value.get('skipped') or 'content' not in value:
+        return None
+    content = value['content']
+    if value.get('encoding', 'base64') != 'base64':
+        return str(content).encode('utf-8')
+    try:
+        return base64.b64decode(str(content))
+    except (TypeError, ValueError, binascii.Error):
+        return None
+
+
+def _module_facts(result, key):
+    """(facts, error message) from the registered result of a facts module run with failed_when: false."""
+    if result is None or not isinstance(result, dict) or result.get('skipped'):
+        return None, None
+    facts = (result.get('ansible_facts') or {}).get(key)
+    if isinstance(facts, dict):
+        return facts, None
+    return None, str(result.get('msg') or 'the module returned no %s facts' % key)
+
+
+def _command_ran(result):
+    """True when a registered command result holds the tool's own output."""
+    return isinstance(result, dict) and not result.get('skipped') and ('stdout' in result or 'stderr' in result)
+
+
+def parse_kernel_version(release):
+    """``6.8.0-45-generic`` -> (6, 8, 0); None when it does not start with a version."""
+    match = _KERNEL_RE.match(str(release or '').strip())
+    if not match:
+        return None
+    return (int(match.group('major')), int(match.group('minor')), int(match.group('patch') or 0))
+
+
+def parse_cmdline(text):
+    """The kernel command line as an ordered list of (key, value) pairs; value None for a bare flag.
+
+    Arguments after a lone ``--`` belong to init and are dropped. Dashes in a key are
+    underscores, as the kernel reads them. Double quotes around values are removed.
+    """
+    args = []
+    for token in _CMDLINE_TOKEN_RE.findall(text or ''):
+        if token == '--':
+            break
+        key, sep, value = token.partition('=')
+        key = key.replace('"', '').replace('-', '_')
+        args.append((key, value.replace('"', '') if sep else None))
+    return args
+
+
+def _options(args, key):
+    """The comma-separated options of every occurrence of ``key``, in order."""
+    found = []
+    for name, value in args:
+        if name == key and value is not None:
+            found.extend(option for option in value.split(',') if option)
+    return found
+
+
+def _last_of(options, choices):
+    picked = [option for option in options if option in choices]
+    return picked[-1] if picked else None
+
+
+def cmdline_readings(text):
+    """What the preflight rules need from /proc/cmdline."""
+    args = parse_cmdline(text)
+    iommu = _options(args, 'iommu')
+    amd_iommu = _options(args, 'amd_iommu')
+    intel_iommu = _options(args, 'intel_iommu')
+    passthrough = _options(args, 'iommu.passthrough')
+    disabled_by = []
+    if 'off' in amd_iommu:
+        disabled_by.append('amd_iommu=off')
+    if _last_of(iommu, ('off', 'force', 'noforce', 'pt', 'nopt')) == 'off':
+        disabled_by.append('iommu=off')
+    if _last_of(intel_iommu, ('on', 'off')) == 'off':
+        disabled_by.append('intel_iommu=off')
+    mode = _last_of(iommu, ('pt', 'nopt'))
+    generic = _last_of(passthrough, ('0', '1', 'y', 'n', 'Y', 'N'))
+    pt = mode == 'pt' or (mode is None and generic in ('1', 'y', 'Y'))
+    return {
+        'text': (text or '').strip(),
+        'iommu': iommu,
+        'amd_iommu': amd_iommu,
+        'intel_iommu': intel_iommu,
+        'iommu_disabled_by': disabled_by,
+        'iommu_passthrough': pt,
+        'pci_realloc_off': _last_of(_options(args, 'pci'), ('realloc', 'realloc=on', 'realloc=off')) == 'realloc=off',
+    }
+
+
+def parse_apt_policy(text, packages):
+    """``apt-cache policy <packages>`` output -> {name: {known, installed, candidate}}.
+
+    apt prints nothing for a name it does not know, so every requested name is in the result,
+    unknown ones with known=False. Output that is neither a package block nor an apt message
+    raises ValueError (never a guess).
+    """
+    found = {}
+    current = None
+    errors = []
+    for line in (text or '').splitlines():
+        if not line.strip():
+            continue
+        package = _APT_PACKAGE_RE.match(line)
+        if package:
+            current = found.setdefault(package.group('name'), {'known': True, 'installed': None, 'candidate': None})
+            continue
+        message = _APT_MESSAGE_RE.match(line)
+        if message:
+            if message.group('kind') == 'E':
+                errors.append(line.strip())
+            current = None
+            continue
+        field = _APT_FIELD_RE.match(line)
+        if field and current is not None:
+            value = field.group('value')
+            current[field.group('key').lower()] = None if value == '(none)' else value
+            continue
+        if current is not None and line.startswith(' '):
+            continue  # version table lines
+        raise ValueError('line %r is not apt-cache policy output' % line.strip())
+    if errors:
+        raise ValueError(errors[0])
+    result = {}
+    for name in packages:
+        result[name] = found.get(name, {'known': False, 'installed': None, 'candidate': None})
+    return result
+
+
+def parse_mokutil(text):
+    """``mokutil --sb-state`` output -> (state, shim validation on?, unrecognised lines).
+
+    state: enabled, disabled, no-efi, unsupported, undetermined, or None when nothing was recognised.
+    """
+    state, shim_validation, unknown, setup_mode = None, None, [], False
+    for raw in (text or '').splitlines():
+        line = _ANSI_RE.sub('', raw).strip()
+        if not line:
+            continue
+        for pattern, meaning in _MOKUTIL_PATTERNS:
+            if pattern.match(line):
+                break
+        else:
+            unknown.append(line)
+            continue
+        if meaning == 'shim-validation-off':
+            shim_validation = False
+        elif meaning == 'setup-mode':
+            setup_mode = True
+        elif meaning != 'ignore' and state is None:
+            state = meaning
+    if state == 'enabled' and shim_validation is None:
+        shim_validation = True
+    if setup_mode and state == 'enabled':
+        state = 'disabled'
+    return state, shim_validation, unknown
+
+
+def secure_boot_readings(mokutil, efivar):
+    """The Secure Boot state: mokutil's when it answered, else the EFI variable, else no EFI."""
+    reading = {'state': 'unknown', 'source': None, 'shim_validation': None, 'detail': ''}
+    mokutil_text = None
+    if _command_ran(mokutil) and ((mokutil.get('stdout') or '').strip() or (mokutil.get('stderr') or '').strip()):
+        mokutil_text = '\n'.join(part for part in (mokutil.get('stdout'), mokutil.get('stderr')) if part)
+    if mokutil_text is not None:
+        state, shim, unknown = parse_mokutil(mokutil_text)
+        if state in ('enabled', 'disabled'):
+            reading.update(state=state, source='mokutil', shim_validation=shim,
+                           detail=' / '.join(_ANSI_RE.sub('', line).strip() for line in mokutil_text.splitlines() if line.strip()))
+            return reading
+        if state in ('no-efi', 'unsupported'):
+            reading.update(state='no-efi' if state == 'no-efi' else 'disabled', source='mokutil',
+                           detail='mokutil: ' + ("EFI variables are not supported on this system" if state == 'no-efi'
+                                                 else "this system doesn't support Secure Boot"))
+            return reading
+        reading['detail'] = 'mokutil printed: %s' % ' / '.join(unknown or [mokutil_text.strip()])
+    raw = _slurped_bytes(efivar)
+    if raw is not None:
+        # efivarfs: 4 bytes of attributes, then the value (1 byte: 0 or 1).
+        if len(raw) == 5 and raw[4:5] in (b'\x00', b'\x01'):
+            reading.update(state='enabled' if raw[4:5] == b'\x01' else 'disabled', source='efivar',
+                           detail='EFI variable SecureBoot = %d' % ord(raw[4:5]))
+        else:
+            reading.update(source='efivar', detail='EFI variable SecureBoot has %d bytes, not the 5 expected' % len(raw))
+        return reading
+    if mokutil_text is None and isinstance(efivar, dict) and not efivar.get('skipped'):
+        reading.update(state='no-efi', detail='no mokutil and no SecureBoot EFI variable (legacy BIOS boot, or efivarfs not mounted)')
+    return reading
+
+
+def disk_readings(mounts, path, min_free_gib):
+    """Free space of the file system that holds ``path`` (longest mount point that contains it)."""
+    wanted = posixpath.normpath(str(path or '/'))
+    best = None
+    for mount in mounts or []:
+        point = str(mount.get('mount') or '')
+        if not point.startswith('/'):
+            continue
+        point = posixpath.normpath(point)
+        inside = wanted == point or point == '/' or wanted.startswith(point + '/')
+        if inside and (best is None or len(point) >= len(posixpath.normpath(best['mount']))):
+            best = mount
+    reading = {'path': wanted, 'mount': None, 'free_bytes': None, 'free_gib': None, 'min_free_gib': min_free_gib}
+    if best is not None and best.get('size_available') is not None:
+        free = int(best['size_available'])
+        reading.update(mount=best['mount'], free_bytes=free, free_gib=round(free / float(GIB), 1))
+    return reading
+
+
+# ---------------------------------------------------------------------------------------------
+# Readings: everything the rules and the report use, parsed once
+# ---------------------------------------------------------------------------------------------
+
+def _readings(inputs):
+    """Parse the role's inputs into the readings the rules use (with every PCI device)."""
+    rocm, rocm_error = _module_facts(inputs.get('rocm'), 'rocm')
+    pcie, pcie_error = _module_facts(inputs.get('pcie'), 'pcie')
+    numa, numa_error = _module_facts(inputs.get('numa'), 'numa')
+    rdma, rdma_error = _module_facts(inputs.get('rdma'), 'rdma')
+
+    kernel = inputs.get('kernel')
+    min_kernel = str(inputs.get('min_kernel') or '5.15')
+    kernel_managed = _opt_bool(inputs.get('kernel_managed', True)) is not False
+    packages = list(inputs.get('kernel_packages') or [])
+    apt = inputs.get('apt_policy')
+    kernel_packages = {'checked': False, 'packages': None, 'error': None}
+    if kernel_managed and packages:
+        if _command_ran(apt):
+            if apt.get('rc', 0) != 0:
+                kernel_packages['error'] = 'apt-cache exited with %s: %s' % (
+                    apt.get('rc'), (apt.get('stderr') or apt.get('stdout') or apt.get('msg') or '').strip()[:300])
+            else:
+                try:
+                    kernel_packages.update(checked=True, packages=parse_apt_policy(apt.get('stdout'), packages))
+                except ValueError as exc:
+                    kernel_packages['error'] = 'apt-cache policy printed output preflight cannot read (%s)' % exc
+        elif isinstance(apt, dict) and not apt.get('skipped'):
+            kernel_packages['error'] = str(apt.get('msg') or 'apt-cache did not run')
+
+    numa_balancing = None
+    text = _slurped(inputs.get('numa_balancing'))
+    if text is not None and text.strip().isdigit():
+        numa_balancing = int(text.strip())
+
+    cmdline_text = _slurped(inputs.get('cmdline'))
+    devices = dict((dev.get('address'), dev) for dev in (pcie or {}).get('devices') or [])
+    rdma_devices = (rdma or {}).get('devices') or []
+    rdma_addresses = sorted(set(addr for addr in (normalize_pci_address(dev.get('pci_address')) for dev in rdma_devices) if addr))
+    multi_node = _opt_bool(inputs.get('multi_node'))
+    lspci_ran = bool(pcie and pcie.get('source'))
+    gpus = []
+    for address in (pcie or {}).get('gpus') or []:
+        device = devices.get(address) or {}
+        gpus.append({'address': address, 'description': device.get('description'), 'numa_node': device.get('numa_node'),
+                     'largest_bar_bytes': device.get('largest_bar_bytes'), 'link': device.get('pcie')})
+    cpu_count = (numa or {}).get('cpu_count')
+    cpu_nodes = len([node for node in (numa or {}).get('nodes') or [] if node.get('cpus')])
+
+    return {
+        'os': {'distribution': inputs.get('distribution'), 'version': inputs.get('distribution_version'),
+               'supported': bool(_opt_bool(inputs.get('os_supported', False)))},
+        'kernel': {'release': kernel, 'version': parse_kernel_version(kernel), 'minimum': min_kernel,
+                   'minimum_version': parse_kernel_version(min_kernel), 'managed': kernel_managed},
+        'kernel_packages': kernel_packages,
+        'secure_boot': secure_boot_readings(inputs.get('mokutil'), inputs.get('secure_boot_efivar')),
+        'disk': disk_readings(inputs.get('mounts'), inputs.get('disk_path'), _whole(_opt_number(inputs.get('min_free_gib'), float))),
+        'cmdline': cmdline_readings(cmdline_text) if cmdline_text is not None else None,
+        'numa_balancing': numa_balancing,
+        'cpu_count': cpu_count,
+        'numa_nodes_with_cpus': cpu_nodes if numa else None,
+        'sockets': _opt_number(inputs.get('sockets')),
+        'lspci': lspci_ran,
+        'pcie_capabilities_readable': (pcie or {}).get('capabilities_readable') if lspci_ran else None,
+        'pcie_devices': devices,
+        'gpus': gpus,
+        'gpu_count_pci': len(gpus) if lspci_ran else None,
+        'gpu_count_rocm': (rocm or {}).get('gpu_count') or 0,
+        'rocm_sources': (rocm or {}).get('sources') or [],
+        'rocm_version': (rocm or {}).get('rocm_version'),
+        'gpu_nic_affinity': (pcie or {}).get('gpu_nic_affinity') or [],
+        'rdma_devices': [{'name': dev.get('name'), 'pci_address': normalize_pci_address(dev.get('pci_address')),
+                          'link_layer': dev.get('link_layer'), 'active_ports': dev.get('active_ports')} for dev in rdma_devices],
+        'rdma_addresses': rdma_addresses,
+        'multi_node': bool(rdma_devices) if multi_node is None else bool(multi_node),
+        'multi_node_from': 'rdma devices' if multi_node is None else 'inventory',
+        'errors': {'rocm_facts': rocm_error, 'pcie_facts': pcie_error, 'numa_facts': numa_error, 'rdma_facts': rdma_error},
+        'expected_gpu_count': _opt_number(inputs.get('expected_gpu_count')),
+    }
+
+
+def preflight_readings(inputs):
+    """What the report shows of a node: the parsed inputs, without the full PCI device list."""
+    if not isinstance(inputs, dict):
+        raise AnsibleFilterError('preflight_readings expects a dict of inputs, got %s' % type(inputs).__name__)
+    readings = _readings(inputs)
+    del readings['pcie_devices']
+    return readings
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules
+# ---------------------------------------------------------------------------------------------
+
+def _size(num):
+    for unit, scale in (('TiB', 1024 ** 4), ('GiB', GIB), ('MiB', 1024 ** 2), ('KiB', 1024)):
+        if num >= scale:
+            value = num / float(scale)
+            return ('%d %s' % (value, unit)) if value == int(value) else ('%.1f %s' % (value, unit))
+    return '%d B' % num
+
+
+def _gts(value):
+    return ('%g GT/s' % value) if value is not None else '? GT/s'
+
+
+def _rules_os_kernel(r):
+    found = []
+    os_reading, kernel = r['os'], r['kernel']
+    if not os_reading['supported']:
+        found.append(_finding(
+            'os-unsupported', 'fail',
+            'Unsupported system %s %s: llmfleet.rocm supports Ubuntu 22.04, Ubuntu 24.04 and Debian 12.'
+            % (os_reading['distribution'], os_reading['version']),
+            'Reinstall the node with Ubuntu 22.04, Ubuntu 24.04 or Debian 12 (the systems AMD builds ROCm for).'))
+    if kernel['version'] is None:
+        found.append(_finding(
+            'kernel-unreadable', 'warn', 'The running kernel release %r does not start with a version number.' % (kernel['release'],),
+            'Check "uname -r" on the node; the kernel checks were skipped.'))
+    elif kernel['minimum_version'] is not None and kernel['version'] < kernel['minimum_version']:
+        found.append(_finding(
+            'kernel-too-old', 'fail',
+            'The running kernel %s is older than %s (preflight_min_kernel); the systems ROCm 7 supports run 5.15 (Ubuntu 22.04) or newer.'
+            % (kernel['release'], kernel['minimum']),
+            'Install the distribution\'s current kernel (Ubuntu 22.04: linux-generic or linux-generic-hwe-22.04) and reboot into it.'))
+    packages = r['kernel_packages']
+    if not kernel['managed']:
+        found.append(_finding(
+            'kernel-packages-unchecked', 'info',
+            'The kernel is not this host\'s own (preflight_kernel_managed: false): the availability of its headers was not checked.',
+            'Nothing to do where the kernel belongs to a container host; on a real server set preflight_kernel_managed: true.'))
+    elif packages['error']:
+        found.append(_finding(
+            'kernel-packages-unknown', 'warn',
+            'Could not tell whether the packages DKMS needs for kernel %s are available: %s.' % (kernel['release'], packages['error']),
+            'Run "apt-get update" and "apt-cache policy linux-headers-%s" on the node and look at what apt says.' % kernel['release']))
+    elif packages['checked']:
+        missing = [name for name, info in sorted(packages['packages'].items()) if not info['installed'] and not info['candidate']]
+        if missing:
+            found.append(_finding(
+                'kernel-packages-unavailable', 'fail',
+                '%s: neither installed nor available from apt, and amdgpu-dkms cannot build for kernel %s without them.'
+                % (', '.join(missing), kernel['release']),
+                'Run "apt-get update" first. If they are still missing, the running kernel has left the archive: install the '
+                'current kernel with its headers (apt-get install linux-image-<flavour> linux-headers-<flavour>) and reboot.'))
+    return found
+
+
+def _rules_secure_boot(r):
+    reading = r['secure_boot']
+    if reading['state'] == 'enabled':
+        if reading['shim_validation'] is False:
+            return [_finding(
+                'secure-boot-enabled', 'info',
+                'Secure Boot is on but shim does not validate (%s): unsigned kernel modules load.' % reading['detail'],
+                'Nothing blocks amdgpu-dkms; turn validation back on (mokutil --enable-validation) only with a MOK enrolled.')]
+        return [_finding(
+            'secure-boot-enabled', 'warn',
+            'Secure Boot is on (%s): the kernel loads amdgpu only if DKMS signs it with a Machine Owner Key the firmware trusts.'
+            % reading['detail'],
+            'Before the driver install, enroll the key DKMS signs with (Ubuntu: "update-secureboot-policy --enroll-key", key '
+            '/var/lib/shim-signed/mok/MOK.der; Debian: "dkms generate_mok" then "mokutil --import /var/lib/dkms/mok.pub"), reboot and '
+            'confirm the enrollment in the MOK manager on the console; or turn Secure Boot off in the BIOS.')]
+    if reading['state'] == 'unknown':
+        return [_finding(
+            'secure-boot-unknown', 'info',
+            'The Secure Boot state is unknown%s.' % ((': ' + reading['detail']) if reading['detail'] else ''),
+            'Check "mokutil --sb-state" on the node (package mokutil); with Secure Boot on, enroll the DKMS key before the driver install.')]
+    return []
+
+
+def _rules_disk(r):
+    disk = r['disk']
+    minimum = disk['min_free_gib']
+    if not minimum:
+        return []
+    if disk['free_bytes'] is None:
+        return [_finding(
+            'disk-path-unknown', 'warn',
+            'No mounted file system with a known free space holds %s, so free disk was not checked.' % disk['path'],
+            'Check "df -h %s" on the node, or set preflight_disk_path to the directory the builds use.' % disk['path'])]
+    if disk['free_bytes'] < float(minimum) * GIB:
+        return [_finding(
+            'disk-space-low', 'fail',
+            '%s (on %s) has %.1f GiB free; the ROCm packages and the source builds need at least %g GiB (preflight_min_free_gib).'
+            % (disk['path'], disk['mount'], disk['free_bytes'] / float(GIB), minimum),
+            'Free space on %s or grow the file system; or point preflight_disk_path at a larger one the builds will use.' % disk['mount'])]
+    return []
+
+
+def _rules_gpus(r):
+    found = []
+    errors = r['errors']
+    broken = ['%s: %s' % (name, errors[name]) for name in ('pcie_facts', 'numa_facts', 'rdma_facts') if errors[name]]
+    if broken:
+        found.append(_finding(
+            'facts-unreadable', 'warn', 'Some facts could not be read, and the checks that need them were skipped: %s' % '; '.join(broken),
+            'Follow the advice in the message; then run the preflight again.'))
+    if errors['rocm_facts']:
+        found.append(_finding(
+            'rocm-tools-error', 'warn', 'A ROCm tool on the node reports an error: %s' % errors['rocm_facts'],
+            'Expected on a node whose ROCm user space is installed but whose driver is not loaded yet; the driver stage fixes it. '
+            'Otherwise follow the advice in the message.'))
+    if not r['lspci'] and not errors['pcie_facts']:
+        found.append(_finding(
+            'pcie-lspci-missing', 'warn',
+            'lspci is not installed: the GPUs on the PCI bus, their links, BAR sizes, ACS and the GPU/NIC placement were not checked.',
+            'Install pciutils on the node (apt-get install pciutils) and run the preflight again.'))
+    elif r['pcie_capabilities_readable'] is False:
+        found.append(_finding(
+            'pcie-capabilities-unreadable', 'warn',
+            'lspci could not read PCI capabilities (not root): link speeds and widths and ACS were not checked.',
+            'Run the preflight with privilege escalation available (become); pcie_facts runs with become: true.'))
+    pci_count, rocm_count = r['gpu_count_pci'], r['gpu_count_rocm']
+    if not pci_count and not rocm_count:
+        if r['lspci']:
+            message = 'lspci lists no AMD GPU (vendor 1002, display or processing-accelerator class) and no ROCm tool sees one.'
+        elif errors['pcie_facts']:
+            message = 'No ROCm tool sees a GPU and the PCI bus could not be read (see facts-unreadable).'
+        else:
+            message = 'No ROCm tool sees a GPU and lspci is not installed to look at the PCI bus.'
+        found.append(_finding(
+            'gpu-none', 'fail', message,
+            'Check "lspci -d 1002:" on the node: GPUs missing there are not seated, powered or enabled in the BIOS. '
+            'A host without GPUs does not belong in gpu_nodes.'))
+    expected = r['expected_gpu_count']
+    # GPUs on the PCI bus; the ROCm tools' count only where lspci shows none (no lspci, a simulation).
+    seen = pci_count or rocm_count
+    if expected is not None and seen and seen != int(expected):
+        found.append(_finding(
+            'gpu-count-mismatch', 'fail',
+            'The node shows %d GPU(s) (%s), preflight_expected_gpu_count is %d.'
+            % (seen, 'lspci' if pci_count else 'ROCm tools', int(expected)),
+            'Find the missing GPUs with "lspci -d 1002:" and "dmesg | grep -i -e amdgpu -e pcie"; reseat or replace them, or correct '
+            'preflight_expected_gpu_count.'))
+    if pci_count and r['rocm_sources'] and rocm_count < pci_count:
+        found.append(_finding(
+            'gpu-not-visible-to-rocm', 'warn',
+            'lspci lists %d AMD GPU(s) but %s see(s) only %d.' % (pci_count, ', '.join(r['rocm_sources']), rocm_count),
+            'Check "dmesg | grep amdgpu" for GPUs the driver failed to initialise, and that the driver is loaded (the driver stage).'))
+    small = ['%s (%s)' % (gpu['address'], _size(gpu['largest_bar_bytes'])) for gpu in r['gpus']
+             if gpu['largest_bar_bytes'] is not None and gpu['largest_bar_bytes'] < LARGE_BAR_BYTES]
+    if small:
+        found.append(_finding(
+            'gpu-bar-small', 'warn',
+            'GPU(s) with no memory region of 4 GiB or more: %s. Above 4G decoding (and Resizable BAR) look off in the BIOS.'
+            % ', '.join(small),
+            'In the BIOS turn on Above 4G Decoding and Re-Size BAR Support (and keep pci=realloc=off on the kernel command line), '
+            'then check that the GPU\'s largest region in "lspci -vvv -d 1002:" covers its memory.'))
+    return found
+
+
+def _rules_cmdline(r):
+    cmdline = r['cmdline']
+    if cmdline is None:
+        return [_finding('cmdline-unreadable', 'info', '/proc/cmdline could not be read: the IOMMU mode was not checked.',
+                         'Check "cat /proc/cmdline" on the node.')]
+    found = []
+    many = r['cpu_count'] is not None and r['cpu_count'] >= MANY_CPUS
+    if cmdline['iommu_disabled_by']:
+        extra = (' This node has %d logical CPUs: with %d or more the MI300X tuning guide says to keep the IOMMU on.'
+                 % (r['cpu_count'], MANY_CPUS)) if many else ''
+        found.append(_finding(
+            'iommu-disabled', 'warn',
+            'The kernel command line turns the IOMMU off (%s); AMD\'s Instinct guides keep it on in pass-through mode.%s'
+            % (', '.join(cmdline['iommu_disabled_by']), extra),
+            'Remove %s from the kernel command line and use iommu=pt (the tuning role adds it: tuning_kernel_args).'
+            % ' '.join(cmdline['iommu_disabled_by'])))
+    elif not cmdline['iommu_passthrough']:
+        found.append(_finding(
+            'iommu-passthrough-missing', 'warn',
+            'The kernel command line has no iommu=pt: DMA of the GPUs and NICs goes through IOMMU translation.',
+            'Let the tuning role add iommu=pt (tuning_kernel_args: true) and reboot.'))
+    if not cmdline['iommu_disabled_by'] and r['lspci'] and r['pcie_devices'] \
+            and all(dev.get('iommu_group') is None for dev in r['pcie_devices'].values()):
+        found.append(_finding(
+            'iommu-inactive', 'warn',
+            'lspci shows no PCI device in an IOMMU group: the IOMMU is not active although the command line does not turn it off.',
+            'Turn IOMMU (AMD-Vi / VT-d) on in the BIOS; on Intel hosts also add intel_iommu=on.'))
+    if not cmdline['pci_realloc_off']:
+        found.append(_finding(
+            'pci-realloc-not-off', 'info',
+            'The kernel command line has no pci=realloc=off, which the MI300X tuning guide sets.',
+            'Let the tuning role add it (tuning_kernel_args: true) and reboot.'))
+    return found
+
+
+def _rules_links(r):
+    if not r['lspci']:
+        return []
+    found = []
+    width, speed = [], []
+    devices = r['pcie_devices']
+    watched = [gpu['address'] for gpu in r['gpus']] + [addr for addr in r['rdma_addresses'] if addr in devices]
+    for address in watched:
+        link = (devices.get(address) or {}).get('pcie')
+        if not link:
+            continue
+        if link.get('width_downgraded'):
+            width.append('%s x%s of x%s' % (address, link.get('link_width'), link.get('link_cap_width')))
+        elif link.get('speed_downgraded'):
+            speed.append('%s %s of %s' % (address, _gts(link.get('link_speed_gts')), _gts(link.get('link_cap_speed_gts'))))
+    if width:
+        found.append(_finding(
+            'pcie-link-width-downgraded', 'warn',
+            'PCIe link(s) of GPUs or RDMA NICs trained narrower than the device can: %s.' % ', '.join(width),
+            'Reseat the device or its riser/cable, check the slot\'s bifurcation setting in the BIOS, and compare with '
+            '"lspci -vvv -s <address> | grep -e LnkCap -e LnkSta" after a cold boot.'))
+    if speed:
+        found.append(_finding(
+            'pcie-link-speed-downgraded', 'warn',
+            'PCIe link(s) of GPUs or RDMA NICs trained slower than the device can: %s. An idle GPU may lower its link speed to save '
+            'power; under load it must be back at full speed.' % ', '.join(speed),
+            'Check LnkSta while the GPUs work (for example during rocm-bandwidth-test); if still slow, check the slot\'s PCIe generation '
+            'setting in the BIOS, risers and retimers.'))
+    return found
+
+
+def _rules_topology(r):
+    found = []
+    multi = r['multi_node']
+    rdma = set(r['rdma_addresses'])
+    if multi and r['multi_node_from'] == 'inventory' and not r['rdma_devices'] and not r['errors']['rdma_facts']:
+        found.append(_finding(
+            'rdma-none', 'warn', 'preflight_multi_node is true but the node has no RDMA device: RCCL across nodes falls back to TCP sockets.',
+            'Check the RDMA NICs and their drivers ("ls /sys/class/infiniband"), or set preflight_multi_node: false.'))
+    if r['lspci'] and rdma:
+        lonely = []
+        for entry in r['gpu_nic_affinity']:
+            if entry.get('root_port') is None:
+                continue
+            partners = entry.get('same_switch') if entry.get('switch') else entry.get('same_root_port')
+            if not rdma.intersection(partners or []):
+                lonely.append(entry['gpu'])
+        if lonely:
+            found.append(_finding(
+                'gpu-nic-not-on-switch', 'warn' if multi else 'info',
+                'GPU(s) with no RDMA NIC under the same PCIe switch: %s. Their GPUDirect RDMA traffic crosses the CPU\'s root complex.'
+                % ', '.join(lonely),
+                'Place one RDMA NIC under each GPU\'s switch (see the platform\'s topology guide); "lspci -PP -d 1002:" and '
+                '"lspci -PP -d 15b3:" show the paths.'))
+    if r['lspci'] and r['pcie_capabilities_readable'] is not False:
+        devices = r['pcie_devices']
+        targets = [gpu['address'] for gpu in r['gpus']] + [addr for addr in sorted(rdma) if addr in devices]
+        paths = [devices[addr].get('path') for addr in targets if addr in devices]
+        if targets and all(path is not None for path in paths):
+            bridges = sorted(set(bridge for path in paths for bridge in path))
+        else:
+            bridges = sorted(devices)
+        acs = [addr for addr in bridges if ((devices.get(addr) or {}).get('acs') or {}).get('source_validation')]
+        if targets and acs:
+            found.append(_finding(
+                'pcie-acs-enabled', 'warn' if multi else 'info',
+                'ACS source validation (ACSCtl SrcValid+) is on for bridge(s) %s%s: peer-to-peer traffic between GPUs and NICs is '
+                'redirected through the root complex, which slows RCCL across nodes.'
+                % (', '.join(acs), ' above the GPUs/NICs' if all(path is not None for path in paths) else ''),
+                'Clear ACS on those bridges at every boot ("setpci -s <bridge> ECAP_ACS+0x6.w=0000", as AMD\'s multi-node guide does), '
+                'or turn ACS off in the BIOS.'))
+    return found
+
+
+def _rules_numa(r):
+    found = []
+    if r['numa_balancing']:
+        found.append(_finding(
+            'numa-balancing-enabled', 'warn',
+            'Automatic NUMA balancing is on (kernel.numa_balancing = %d): it migrates the memory of GPU workers and stalls them.'
+            % r['numa_balancing'],
+            'Let the tuning role turn it off (tuning_numa_balancing: true).'))
+    sockets, nodes = r['sockets'], r['numa_nodes_with_cpus']
+    if sockets and nodes and nodes > int(sockets):
+        found.append(_finding(
+            'numa-nps-not-1', 'info',
+            '%d NUMA nodes with CPUs on %d socket(s): the memory is split per socket (NPS2/NPS4); the MI300X tuning guide uses NPS1.'
+            % (nodes, int(sockets)),
+            'Set NPS1 in the BIOS unless the workload was tuned for this layout.'))
+    return found
+
+
+def preflight_findings(inputs):
+    """Every finding for one node, most severe first: a list of {id, level, message, fix}."""
+    if not isinstance(inputs, dict):
+        raise AnsibleFilterError('preflight_findings expects a dict of inputs, got %s' % type(inputs).__name__)
+    readings = _readings(inputs)
+    found = []
+    for rules in (_rules_os_kernel, _rules_secure_boot, _rules_disk, _rules_gpus, _rules_cmdline, _rules_links,
+                  _rules_topology, _rules_numa):
+        found.extend(rules(readings))
+    accepted = set(inputs.get('accepted') or [])
+    for finding in found:
+        if finding['id'] in accepted and finding['level'] != 'info':
+            finding['message'] += ' (Accepted by preflight_accepted_findings; its level was %s.)' % finding['level']
+            finding['level'] = 'info'
+    found.sort(key=lambda finding: (LEVELS.index(finding['level']), _ORDER[finding['id']]))
+    return found
+
+
+def unknown_preflight_ids(ids):
+    """The entries of ``ids`` that are not preflight finding ids."""
+    return [rule_id for rule_id in ids or [] if rule_id not in RULE_IDS]
+
+
+def preflight_lines(findings):
+    """One readable line per finding: ``[level] id: message Fix: fix``."""
+    return ['[%s] %s: %s Fix: %s' % (item['level'], item['id'], item['message'], item['fix']) for item in findings or []]
+
+
+class FilterModule(object):
+    """llmfleet.rocm preflight filters."""
+
+    def filters(self):
+        return {
+            'preflight_findings': preflight_findings,
+            'preflight_readings': preflight_readings,
+            'unknown_preflight_ids': unknown_preflight_ids,
+            'preflight_lines': preflight_lines,
+        }

@@ -1,0 +1,590 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for the preflight filters: every rule fires on the reading it is about and stays quiet on the
+nearest healthy reading; the raw-output parsers; and the rules on real lspci captures."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import copy
+import os
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.filter.preflight import (
+    RULE_IDS,
+    FilterModule,
+    cmdline_readings,
+    parse_apt_policy,
+    parse_mokutil,
+    preflight_findings,
+    preflight_lines,
+    preflight_readings,
+    unknown_preflight_ids,
+)
+from ansible_collections.llmfleet.rocm.plugins.module_utils import lspci
+
+GIB = 1024 ** 3
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'lspci')
+KERNEL = '6.8.0-45-generic'
+HEALTHY_CMDLINE = 'BOOT_IMAGE=/vmlinuz-%s root=UUID=0b1e ro quiet splash iommu=pt pci=realloc=off\n' % KERNEL
+EFIVAR = '/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c'
+
+# The format of "apt-cache policy", as apt 2.x prints it (block per package, two-space fields).
+APT_BOTH_AVAILABLE = (
+    'linux-headers-{k}:\n  Installed: (none)\n  Candidate: 6.8.0-45.45~22.04.1\n  Version table:\n'
+    '     6.8.0-45.45~22.04.1 500\n        500 http://archive.ubuntu.com/ubuntu jammy-updates/main amd64 Packages\n'
+    'linux-modules-extra-{k}:\n  Installed: 6.8.0-45.45~22.04.1\n  Candidate: 6.8.0-45.45~22.04.1\n  Version table:\n'
+    ' *** 6.8.0-45.45~22.04.1 500\n        500 http://archive.ubuntu.com/ubuntu jammy-updates/main amd64 Packages\n'
+    '        100 /var/lib/dpkg/status\n'
+).format(k=KERNEL)
+
+
+def _slurp(text, path):
+    return {'changed': False, 'item': path, 'source': path, 'encoding': 'base64',
+            'content': base64.b64encode(text if isinstance(text, bytes) else text.encode('utf-8')).decode('ascii')}
+
+
+def _slurp_missing(path):
+    return {'changed': False, 'item': path, 'failed': False, 'failed_when_result': False,
+            'msg': 'file not found: %s' % path}
+
+
+def _command(stdout='', stderr='', rc=0):
+    return {'changed': False, 'rc': rc, 'stdout': stdout, 'stderr': stderr,
+            'stdout_lines': stdout.splitlines(), 'stderr_lines': stderr.splitlines()}
+
+
+def _mokutil_missing():
+    # What ansible.builtin.command registers when the program is not installed.
+    return {'changed': False, 'rc': 2, 'cmd': 'mokutil --sb-state', 'stdout': '', 'stderr': '',
+            'msg': "[Errno 2] No such file or directory: b'mokutil'", 'failed': False, 'failed_when_result': False}
+
+
+def _facts(key, value):
+    return {'changed': False, 'ansible_facts': {key: value}, 'commands': []}
+
+
+def _module_failed(msg):
+    return {'changed': False, 'failed': False, 'failed_when_result': False, 'msg': msg}
+
+
+def _device(address, class_id, vendor_id='1002', path=None, numa_node=0, bar_bytes=None, link=None, acs=None, iommu_group=1):
+    names = {'1200': 'Processing accelerators', '0200': 'Ethernet controller', '0207': 'Infiniband controller', '0604': 'PCI bridge'}
+    return {
+        'address': address, 'path': path, 'class_name': names.get(class_id, 'Other'), 'class_id': class_id,
+        'vendor_id': vendor_id, 'device_id': '74a1' if vendor_id == '1002' else '1021',
+        'description': 'Aqua Vanjaram [Instinct MI300X]' if vendor_id == '1002' else 'MT2910 Family [ConnectX-7]',
+        'revision': None, 'subsystem': None, 'numa_node': numa_node, 'iommu_group': iommu_group, 'driver': None,
+        'capabilities_readable': True, 'bars': [], 'largest_bar_bytes': bar_bytes,
+        'pcie': link, 'acs': acs,
+    }
+
+
+def _link(speed=32.0, width=16, cap_speed=32.0, cap_width=16, port='Endpoint'):
+    return {'type': port, 'link_cap_speed_gts': cap_speed, 'link_cap_width': cap_width, 'link_speed_gts': speed,
+            'link_width': width, 'speed_downgraded': speed < cap_speed, 'width_downgraded': width < cap_width,
+            'downgraded': speed < cap_speed or width < cap_width}
+
+
+def _acs(src_valid):
+    return {'capability': {'SrcValid': True}, 'control': {'SrcValid': src_valid},
+            'enabled': ['SrcValid'] if src_valid else [], 'source_validation': src_valid}
+
+
+def _pcie_facts(devices, readable=True):
+    facts = {'source': 'lspci', 'capabilities_readable': readable, 'topology_source': 'sysfs', 'devices': devices}
+    facts.update(lspci.summarize(devices))
+    return facts
+
+
+def _healthy_devices():
+    """Two MI300X, each under its own switch with a ConnectX-7 beside it, full links, 256 GiB BARs, ACS off."""
+    devices = []
+    for root, upstream, gpu, nic, numa in (('0000:00:01.1', '0000:01:00.0', '0000:05:00.0', '0000:09:00.0', 0),
+                                           ('0000:80:01.1', '0000:81:00.0', '0000:85:00.0', '0000:89:00.0', 1)):
+        devices.append(_device(root, '0604', vendor_id='1022', path=[], numa_node=numa, link=_link(port='Root Port'), acs=_acs(False)))
+        devices.append(_device(upstream, '0604', vendor_id='1000', path=[root], numa_node=numa, link=_link(port='Upstream Port'),
+                               acs=_acs(False)))
+        devices.append(_device(gpu, '1200', path=[root, upstream], numa_node=numa, bar_bytes=256 * GIB, link=_link()))
+        devices.append(_device(nic, '0200', vendor_id='15b3', path=[root, upstream], numa_node=numa, bar_bytes=32 * 1024 ** 2, link=_link()))
+    return devices
+
+
+def _rdma_facts(addresses):
+    devices = [{'name': 'mlx5_%d' % index, 'pci_address': address, 'netdevs': ['ens%d' % index], 'verbs': True,
+                'transport': 'InfiniBand', 'link_layer': 'Ethernet', 'fw_ver': '28.39.1002', 'node_guid': None,
+                'active_ports': 1, 'ports': []} for index, address in enumerate(addresses)]
+    return {'tool': 'ibv_devinfo', 'sources': ['ibv_devinfo', 'sysfs'], 'device_count': len(devices), 'devices': devices}
+
+
+def _gpu(index, address):
+    return {'index': index, 'gfx_target': 'gfx942', 'marketing_name': 'AMD Instinct MI300X', 'vram_bytes': 206141652992,
+            'numa_node': index, 'pci_address': address, 'compute_units': 304, 'integrated': False}
+
+
+def healthy():
+    """The inputs the role gathers on a healthy 2-GPU Ubuntu 22.04 node with ROCm installed: no finding at all."""
+    return {
+        'distribution': 'Ubuntu', 'distribution_version': '22.04', 'os_supported': True,
+        'kernel': KERNEL, 'min_kernel': '5.15', 'kernel_managed': True,
+        'kernel_packages': ['linux-headers-' + KERNEL, 'linux-modules-extra-' + KERNEL],
+        'apt_policy': _command(APT_BOTH_AVAILABLE),
+        'cmdline': _slurp(HEALTHY_CMDLINE, '/proc/cmdline'),
+        'numa_balancing': _slurp('0\n', '/proc/sys/kernel/numa_balancing'),
+        'mokutil': _command('SecureBoot disabled\n'),
+        'secure_boot_efivar': {'changed': False, 'skipped': True, 'skip_reason': 'Conditional result was False'},
+        'mounts': [{'mount': '/', 'device': '/dev/nvme0n1p2', 'fstype': 'ext4', 'size_total': 3500 * GIB, 'size_available': 2900 * GIB},
+                   {'mount': '/boot/efi', 'device': '/dev/nvme0n1p1', 'fstype': 'vfat', 'size_total': GIB, 'size_available': GIB // 2}],
+        'sockets': 2, 'disk_path': '/opt', 'min_free_gib': 50,
+        'rocm': _facts('rocm', {'gpu_count': 2, 'gfx_targets': ['gfx942'], 'rocm_version': '7.1.1', 'driver_version': '6.14.14',
+                                'sources': ['amd-smi', 'rocminfo'], 'gpus': [_gpu(0, '0000:05:00.0'), _gpu(1, '0000:85:00.0')]}),
+        'pcie': _facts('pcie', _pcie_facts(_healthy_devices())),
+        'numa': _facts('numa', {'available': True, 'source': 'numactl', 'node_count': 2, 'cpu_count': 192,
+                                'nodes': [{'id': 0, 'cpus': list(range(96)), 'memory_mb': 1000, 'free_mb': 900},
+                                          {'id': 1, 'cpus': list(range(96, 192)), 'memory_mb': 1000, 'free_mb': 900}],
+                                'distances': [[10, 32], [32, 10]]}),
+        'rdma': _facts('rdma', _rdma_facts(['0000:09:00.0', '0000:89:00.0'])),
+        'multi_node': None, 'expected_gpu_count': None, 'accepted': [],
+    }
+
+
+def ids(findings):
+    return [finding['id'] for finding in findings]
+
+
+def by_id(findings, rule_id):
+    matching = [finding for finding in findings if finding['id'] == rule_id]
+    assert len(matching) == 1, 'expected one %s finding in %s' % (rule_id, ids(findings))
+    return matching[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Mutations of the healthy node, one per case
+# ---------------------------------------------------------------------------------------------
+
+def _set(**changes):
+    def apply(inputs):
+        inputs.update(changes)
+    return apply
+
+
+def _cmdline(text):
+    return _set(cmdline=_slurp(text, '/proc/cmdline'))
+
+
+def _pcie_device(address, **changes):
+    def apply(inputs):
+        facts = inputs['pcie']['ansible_facts']['pcie']
+        for device in facts['devices']:
+            if device['address'] == address:
+                device.update(changes)
+        inputs['pcie'] = _facts('pcie', _pcie_facts(facts['devices'], facts['capabilities_readable']))
+    return apply
+
+
+def _drop_devices(*addresses):
+    def apply(inputs):
+        devices = [dev for dev in inputs['pcie']['ansible_facts']['pcie']['devices'] if dev['address'] not in addresses]
+        inputs['pcie'] = _facts('pcie', _pcie_facts(devices))
+    return apply
+
+
+def _rocm(**changes):
+    def apply(inputs):
+        inputs['rocm']['ansible_facts']['rocm'].update(changes)
+    return apply
+
+
+def _numa_nodes(count):
+    def apply(inputs):
+        per = 192 // count
+        nodes = [{'id': n, 'cpus': list(range(n * per, (n + 1) * per)), 'memory_mb': 100, 'free_mb': 90} for n in range(count)]
+        inputs['numa']['ansible_facts']['numa'].update(nodes=nodes, node_count=count)
+    return apply
+
+
+def _all(*mutations):
+    def apply(inputs):
+        for mutation in mutations:
+            mutation(inputs)
+    return apply
+
+
+def _add_bridge_with_acs(inputs):
+    """A root port with SrcValid+ that no GPU or RDMA NIC sits under."""
+    facts = inputs['pcie']['ansible_facts']['pcie']
+    devices = facts['devices'] + [_device('0000:c0:07.1', '0604', vendor_id='1022', path=[], link=_link(port='Root Port'),
+                                          acs=_acs(True))]
+    inputs['pcie'] = _facts('pcie', _pcie_facts(devices))
+
+
+_SMALL_BAR = 256 * 1024 ** 2
+_NO_RDMA = _set(rdma=_facts('rdma', _rdma_facts([])))
+
+# (case id, rule id, mutation, level the rule must have, or None when it must stay quiet)
+CASES = [
+    ('os-unsupported-rocky-9', 'os-unsupported', _set(distribution='Rocky', distribution_version='9.4', os_supported=False), 'fail'),
+    ('os-unsupported-debian-12-quiet', 'os-unsupported', _set(distribution='Debian', distribution_version='12.7'), None),
+    ('kernel-unreadable-garbage', 'kernel-unreadable', _set(kernel='custom-kernel'), 'warn'),
+    ('kernel-unreadable-two-part-quiet', 'kernel-unreadable', _set(kernel='6.8-rc1'), None),
+    ('kernel-too-old-5.4', 'kernel-too-old', _set(kernel='5.4.0-216-generic'), 'fail'),
+    ('kernel-too-old-5.15-quiet', 'kernel-too-old', _set(kernel='5.15.0-124-generic'), None),
+    ('kernel-packages-unchecked-lab', 'kernel-packages-unchecked', _set(kernel_managed=False, apt_policy={'skipped': True}), 'info'),
+    ('kernel-packages-unchecked-managed-quiet', 'kernel-packages-unchecked', _set(kernel_managed=True), None),
+    ('kernel-packages-unknown-apt-error', 'kernel-packages-unknown',
+     _set(apt_policy=_command('', 'E: Could not open lock file /var/cache/apt/pkgcache.bin\n', rc=100)), 'warn'),
+    ('kernel-packages-unknown-garbage', 'kernel-packages-unknown', _set(apt_policy=_command('this is not apt output\n')), 'warn'),
+    ('kernel-packages-unknown-clean-quiet', 'kernel-packages-unknown', _set(apt_policy=_command(APT_BOTH_AVAILABLE)), None),
+    ('kernel-packages-unavailable-unknown-names', 'kernel-packages-unavailable', _set(apt_policy=_command('')), 'fail'),
+    ('kernel-packages-unavailable-no-candidate', 'kernel-packages-unavailable',
+     _set(apt_policy=_command(APT_BOTH_AVAILABLE.replace('Candidate: 6.8.0-45.45~22.04.1\n  Version table:\n     6.8',
+                                                         'Candidate: (none)\n  Version table:\n     6.8', 1))), 'fail'),
+    ('kernel-packages-unavailable-installed-quiet', 'kernel-packages-unavailable',
+     _set(apt_policy=_command(APT_BOTH_AVAILABLE.replace('Installed: (none)\n  Candidate: 6.8.0-45.45~22.04.1',
+                                                         'Installed: 6.8.0-45.45~22.04.1\n  Candidate: (none)'))), None),
+    ('secure-boot-enabled-mokutil', 'secure-boot-enabled', _set(mokutil=_command('SecureBoot enabled\n')), 'warn'),
+    ('secure-boot-enabled-efivar', 'secure-boot-enabled',
+     _set(mokutil=_mokutil_missing(), secure_boot_efivar=_slurp(b'\x06\x00\x00\x00\x01', EFIVAR)), 'warn'),
+    ('secure-boot-enabled-shim-validation-off', 'secure-boot-enabled',
+     _set(mokutil=_command('SecureBoot enabled\nSecureBoot validation is disabled in shim\n')), 'info'),
+    ('secure-boot-enabled-efivar-off-quiet', 'secure-boot-enabled',
+     _set(mokutil=_mokutil_missing(), secure_boot_efivar=_slurp(b'\x06\x00\x00\x00\x00', EFIVAR)), None),
+    ('secure-boot-enabled-setup-mode-quiet', 'secure-boot-enabled', _set(mokutil=_command('SecureBoot disabled\nPlatform is in Setup Mode\n')),
+     None),
+    ('secure-boot-unknown-cannot-determine', 'secure-boot-unknown',
+     _set(mokutil=_command('Cannot determine secure boot state.\n'), secure_boot_efivar={'skipped': True}), 'info'),
+    ('secure-boot-unknown-odd-efivar', 'secure-boot-unknown',
+     _set(mokutil=_mokutil_missing(), secure_boot_efivar=_slurp(b'\x06\x00\x00\x00', EFIVAR)), 'info'),
+    ('secure-boot-unknown-no-efi-quiet', 'secure-boot-unknown',
+     _set(mokutil=_command('', 'EFI variables are not supported on this system\n', rc=255), secure_boot_efivar=_slurp_missing(EFIVAR)), None),
+    ('secure-boot-unknown-no-mokutil-no-efivar-quiet', 'secure-boot-unknown',
+     _set(mokutil=_mokutil_missing(), secure_boot_efivar=_slurp_missing(EFIVAR)), None),
+    ('disk-path-unknown-no-mounts', 'disk-path-unknown', _set(mounts=[]), 'warn'),
+    ('disk-path-unknown-check-off-quiet', 'disk-path-unknown', _set(mounts=[], min_free_gib=0), None),
+    ('disk-space-low-opt-mount', 'disk-space-low',
+     _set(mounts=[{'mount': '/', 'size_available': 900 * GIB}, {'mount': '/opt', 'size_available': 20 * GIB}]), 'fail'),
+    ('disk-space-low-sibling-mount-quiet', 'disk-space-low',
+     _set(mounts=[{'mount': '/', 'size_available': 900 * GIB}, {'mount': '/optical', 'size_available': 20 * GIB}]), None),
+    ('facts-unreadable-lspci-error', 'facts-unreadable',
+     _set(pcie=_module_failed('lspci reported an error: "pcilib: Cannot open /sys/bus/pci/devices". lspci cannot read the PCI bus')), 'warn'),
+    ('facts-unreadable-all-read-quiet', 'facts-unreadable', _set(), None),
+    ('rocm-tools-error-driver', 'rocm-tools-error',
+     _set(rocm=_module_failed('rocminfo reported an error: "ROCk module is NOT loaded, possibly no GPU devices".')), 'warn'),
+    ('rocm-tools-error-no-tools-quiet', 'rocm-tools-error',
+     _rocm(gpu_count=0, gfx_targets=[], rocm_version=None, sources=[], gpus=[]), None),
+    ('pcie-lspci-missing', 'pcie-lspci-missing',
+     _set(pcie=_facts('pcie', dict(lspci.summarize([]), source=None, capabilities_readable=None, topology_source=None, devices=[]))), 'warn'),
+    ('pcie-lspci-missing-present-quiet', 'pcie-lspci-missing', _set(), None),
+    ('pcie-capabilities-unreadable-nonroot', 'pcie-capabilities-unreadable',
+     lambda inputs: inputs['pcie']['ansible_facts']['pcie'].update(capabilities_readable=False), 'warn'),
+    ('pcie-capabilities-unreadable-root-quiet', 'pcie-capabilities-unreadable', _set(), None),
+    ('gpu-none-empty-bus', 'gpu-none',
+     _all(_drop_devices('0000:05:00.0', '0000:85:00.0'), _rocm(gpu_count=0, gfx_targets=[], rocm_version=None, sources=[], gpus=[])),
+     'fail'),
+    ('gpu-none-pci-only-quiet', 'gpu-none', _rocm(gpu_count=0, gfx_targets=[], rocm_version=None, sources=[], gpus=[]), None),
+    ('gpu-count-mismatch-expected-8', 'gpu-count-mismatch', _set(expected_gpu_count=8), 'fail'),
+    ('gpu-count-mismatch-expected-2-quiet', 'gpu-count-mismatch', _set(expected_gpu_count=2), None),
+    ('gpu-count-mismatch-rocm-only', 'gpu-count-mismatch',
+     _all(_drop_devices('0000:05:00.0', '0000:85:00.0'), _set(expected_gpu_count=8)), 'fail'),
+    ('gpu-count-mismatch-rocm-only-quiet', 'gpu-count-mismatch',
+     _all(_drop_devices('0000:05:00.0', '0000:85:00.0'), _set(expected_gpu_count=2)), None),
+    ('gpu-not-visible-to-rocm-one-lost', 'gpu-not-visible-to-rocm', _rocm(gpu_count=1, gpus=[_gpu(0, '0000:05:00.0')]), 'warn'),
+    ('gpu-not-visible-to-rocm-partitions-quiet', 'gpu-not-visible-to-rocm', _rocm(gpu_count=16), None),
+    ('gpu-bar-small-256mib', 'gpu-bar-small', _pcie_device('0000:85:00.0', largest_bar_bytes=_SMALL_BAR), 'warn'),
+    ('gpu-bar-small-4gib-quiet', 'gpu-bar-small', _pcie_device('0000:85:00.0', largest_bar_bytes=4 * GIB), None),
+    ('cmdline-unreadable', 'cmdline-unreadable', _set(cmdline=_slurp_missing('/proc/cmdline')), 'info'),
+    ('cmdline-unreadable-read-quiet', 'cmdline-unreadable', _set(), None),
+    ('iommu-disabled-amd-iommu-off', 'iommu-disabled', _cmdline('ro amd_iommu=off pci=realloc=off'), 'warn'),
+    ('iommu-disabled-iommu-off-last', 'iommu-disabled', _cmdline('ro iommu=pt iommu=off pci=realloc=off'), 'warn'),
+    ('iommu-disabled-amd-iommu-on-quiet', 'iommu-disabled', _cmdline('ro amd_iommu=on iommu=pt pci=realloc=off'), None),
+    ('iommu-passthrough-missing', 'iommu-passthrough-missing', _cmdline('ro quiet pci=realloc=off'), 'warn'),
+    ('iommu-passthrough-missing-nopt-last', 'iommu-passthrough-missing', _cmdline('ro iommu=pt iommu=nopt pci=realloc=off'), 'warn'),
+    ('iommu-passthrough-missing-generic-quiet', 'iommu-passthrough-missing', _cmdline('ro iommu.passthrough=1 pci=realloc=off'), None),
+    ('iommu-passthrough-missing-init-args-quiet', 'iommu-passthrough-missing', _cmdline('ro iommu=pt pci=realloc=off -- single'), None),
+    ('iommu-inactive-no-groups', 'iommu-inactive',
+     lambda inputs: [dev.update(iommu_group=None) for dev in inputs['pcie']['ansible_facts']['pcie']['devices']], 'warn'),
+    ('iommu-inactive-groups-quiet', 'iommu-inactive', _set(), None),
+    ('pci-realloc-not-off', 'pci-realloc-not-off', _cmdline('ro iommu=pt'), 'info'),
+    ('pci-realloc-not-off-comma-list-quiet', 'pci-realloc-not-off', _cmdline('ro iommu=pt pci=noaer,realloc=off'), None),
+    ('pcie-link-width-downgraded-x8', 'pcie-link-width-downgraded', _pcie_device('0000:05:00.0', pcie=_link(width=8)), 'warn'),
+    ('pcie-link-width-downgraded-rdma-nic', 'pcie-link-width-downgraded', _pcie_device('0000:89:00.0', pcie=_link(width=4)), 'warn'),
+    ('pcie-link-width-downgraded-bridge-quiet', 'pcie-link-width-downgraded',
+     _pcie_device('0000:01:00.0', pcie=_link(width=8, port='Upstream Port')), None),
+    ('pcie-link-speed-downgraded-gen4', 'pcie-link-speed-downgraded', _pcie_device('0000:05:00.0', pcie=_link(speed=16.0)), 'warn'),
+    ('pcie-link-speed-downgraded-full-quiet', 'pcie-link-speed-downgraded', _set(), None),
+    ('rdma-none-multi-node', 'rdma-none', _all(_NO_RDMA, _set(multi_node=True)), 'warn'),
+    ('rdma-none-auto-quiet', 'rdma-none', _NO_RDMA, None),
+    ('gpu-nic-not-on-switch-auto-multi', 'gpu-nic-not-on-switch', _set(rdma=_facts('rdma', _rdma_facts(['0000:09:00.0']))), 'warn'),
+    ('gpu-nic-not-on-switch-single-node', 'gpu-nic-not-on-switch',
+     _set(rdma=_facts('rdma', _rdma_facts(['0000:09:00.0'])), multi_node=False), 'info'),
+    ('gpu-nic-not-on-switch-no-rdma-quiet', 'gpu-nic-not-on-switch', _NO_RDMA, None),
+    ('pcie-acs-enabled-multi-node', 'pcie-acs-enabled', _pcie_device('0000:81:00.0', acs=_acs(True)), 'warn'),
+    ('pcie-acs-enabled-single-node', 'pcie-acs-enabled', _all(_pcie_device('0000:81:00.0', acs=_acs(True)), _NO_RDMA), 'info'),
+    ('pcie-acs-enabled-off-path-quiet', 'pcie-acs-enabled',
+     _add_bridge_with_acs, None),
+    ('numa-balancing-enabled', 'numa-balancing-enabled', _set(numa_balancing=_slurp('1\n', '/proc/sys/kernel/numa_balancing')), 'warn'),
+    ('numa-balancing-enabled-missing-quiet', 'numa-balancing-enabled',
+     _set(numa_balancing=_slurp_missing('/proc/sys/kernel/numa_balancing')), None),
+    ('numa-nps-not-1-nps4', 'numa-nps-not-1', _numa_nodes(8), 'info'),
+    ('numa-nps-not-1-nps1-quiet', 'numa-nps-not-1', _numa_nodes(2), None),
+]
+
+
+def test_healthy_node_has_no_findings():
+    assert preflight_findings(healthy()) == []
+
+
+def test_every_rule_has_cases_for_both_outcomes():
+    fires = set(rule for _case, rule, _mutation, level in CASES if level is not None)
+    quiet = set(rule for _case, rule, _mutation, level in CASES if level is None)
+    assert sorted(set(RULE_IDS) - fires) == []
+    assert sorted(set(RULE_IDS) - quiet) == []
+
+
+@pytest.mark.parametrize('rule_id, mutation, level', [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_rule(rule_id, mutation, level):
+    inputs = healthy()
+    mutation(inputs)
+    findings = preflight_findings(inputs)
+    if level is None:
+        assert rule_id not in ids(findings)
+    else:
+        finding = by_id(findings, rule_id)
+        assert finding['level'] == level
+        assert finding['message'] and finding['fix']
+        assert set(finding) == {'id', 'level', 'message', 'fix'}
+
+
+# ---------------------------------------------------------------------------------------------
+# Details of messages, ordering, acceptance
+# ---------------------------------------------------------------------------------------------
+
+def test_iommu_off_mentions_many_cpus():
+    inputs = healthy()
+    _cmdline('amd_iommu=off pci=realloc=off')(inputs)
+    inputs['numa']['ansible_facts']['numa']['cpu_count'] = 384
+    assert 'This node has 384 logical CPUs' in by_id(preflight_findings(inputs), 'iommu-disabled')['message']
+
+
+def test_iommu_off_passthrough_not_reported_twice():
+    inputs = healthy()
+    _cmdline('amd_iommu=off pci=realloc=off')(inputs)
+    assert 'iommu-passthrough-missing' not in ids(preflight_findings(inputs))
+
+
+def test_lonely_gpu_named():
+    inputs = healthy()
+    inputs['rdma'] = _facts('rdma', _rdma_facts(['0000:09:00.0']))
+    assert '0000:85:00.0' in by_id(preflight_findings(inputs), 'gpu-nic-not-on-switch')['message']
+    assert '0000:05:00.0' not in by_id(preflight_findings(inputs), 'gpu-nic-not-on-switch')['message']
+
+
+def test_link_messages_name_trained_and_capable():
+    inputs = healthy()
+    _pcie_device('0000:05:00.0', pcie=_link(width=8))(inputs)
+    _pcie_device('0000:85:00.0', pcie=_link(speed=16.0))(inputs)
+    findings = preflight_findings(inputs)
+    assert '0000:05:00.0 x8 of x16' in by_id(findings, 'pcie-link-width-downgraded')['message']
+    assert '0000:85:00.0 16 GT/s of 32 GT/s' in by_id(findings, 'pcie-link-speed-downgraded')['message']
+
+
+def test_findings_are_ordered_by_level():
+    inputs = healthy()
+    _set(kernel='5.4.0-1-generic', numa_balancing=_slurp('1', '/proc/sys/kernel/numa_balancing'))(inputs)
+    _cmdline('ro iommu=pt')(inputs)
+    assert [finding['level'] for finding in preflight_findings(inputs)] == ['fail', 'warn', 'info']
+
+
+def test_accepted_finding_becomes_info():
+    inputs = healthy()
+    _pcie_device('0000:05:00.0', pcie=_link(speed=16.0))(inputs)
+    inputs['accepted'] = ['pcie-link-speed-downgraded']
+    finding = by_id(preflight_findings(inputs), 'pcie-link-speed-downgraded')
+    assert finding['level'] == 'info'
+    assert 'its level was warn' in finding['message']
+
+
+def test_strings_from_older_templating_are_understood():
+    inputs = healthy()
+    inputs.update(kernel_managed='False', multi_node='None', expected_gpu_count='', min_free_gib='50', sockets='2',
+                  apt_policy={'skipped': True})
+    assert ids(preflight_findings(inputs)) == ['kernel-packages-unchecked']
+
+
+def test_inputs_must_be_a_dict():
+    with pytest.raises(AnsibleFilterError, match='expects a dict'):
+        preflight_findings(['not', 'a', 'dict'])
+    with pytest.raises(AnsibleFilterError, match='expects a dict'):
+        preflight_readings('text')
+
+
+def test_readings_for_the_report():
+    readings = preflight_readings(healthy())
+    assert 'pcie_devices' not in readings
+    assert readings['secure_boot'] == {'state': 'disabled', 'source': 'mokutil', 'shim_validation': None, 'detail': 'SecureBoot disabled'}
+    assert readings['disk']['mount'] == '/' and readings['disk']['free_gib'] == 2900.0 and readings['disk']['min_free_gib'] == 50
+    assert [gpu['address'] for gpu in readings['gpus']] == ['0000:05:00.0', '0000:85:00.0']
+    assert readings['multi_node'] is True and readings['multi_node_from'] == 'rdma devices'
+    assert readings['kernel_packages']['packages']['linux-headers-' + KERNEL] == {
+        'known': True, 'installed': None, 'candidate': '6.8.0-45.45~22.04.1'}
+
+
+def test_unknown_ids_and_lines():
+    assert unknown_preflight_ids(['gpu-none', 'gpu-gone', 'iommu-disabled']) == ['gpu-gone']
+    assert unknown_preflight_ids(None) == []
+    assert preflight_lines([{'id': 'gpu-none', 'level': 'fail', 'message': 'No GPU.', 'fix': 'Seat one.'}]) == [
+        '[fail] gpu-none: No GPU. Fix: Seat one.']
+
+
+def test_filter_names():
+    assert sorted(FilterModule().filters()) == ['preflight_findings', 'preflight_lines', 'preflight_readings', 'unknown_preflight_ids']
+
+
+# ---------------------------------------------------------------------------------------------
+# Raw output parsers
+# ---------------------------------------------------------------------------------------------
+
+# Captured with "apt-cache policy linux-headers-amd64" on this project's Debian 12 build machine.
+APT_DEBIAN_CAPTURE = (
+    'linux-headers-amd64:\n'
+    '  Installed: (none)\n'
+    '  Candidate: 6.1.192-3\n'
+    '  Version table:\n'
+    '     6.1.192-3 500\n'
+    '        500 http://deb.debian.org/debian-security bookworm-security/main amd64 Packages\n'
+    '     6.1.176-1 500\n'
+    '        500 http://deb.debian.org/debian bookworm/main amd64 Packages\n'
+)
+
+
+# Captured with "apt-cache policy bash" on the same machine: an installed package (the *** line).
+APT_DEBIAN_INSTALLED_CAPTURE = (
+    'bash:\n'
+    '  Installed: 5.2.15-2+b8\n'
+    '  Candidate: 5.2.15-2+b13\n'
+    '  Version table:\n'
+    '     5.2.15-2+b13 500\n'
+    '        500 http://deb.debian.org/debian bookworm/main amd64 Packages\n'
+    ' *** 5.2.15-2+b8 100\n'
+    '        100 /var/lib/dpkg/status\n'
+)
+
+
+def test_apt_policy_debian_capture():
+    parsed = parse_apt_policy(APT_DEBIAN_CAPTURE + APT_DEBIAN_INSTALLED_CAPTURE,
+                              ['linux-headers-amd64', 'bash', 'linux-headers-6.1.0-99-amd64'])
+    assert parsed == {
+        'linux-headers-amd64': {'known': True, 'installed': None, 'candidate': '6.1.192-3'},
+        'bash': {'known': True, 'installed': '5.2.15-2+b8', 'candidate': '5.2.15-2+b13'},
+        'linux-headers-6.1.0-99-amd64': {'known': False, 'installed': None, 'candidate': None},
+    }
+
+
+def test_apt_policy_refuses_unknown_text():
+    with pytest.raises(ValueError, match='not apt-cache policy output'):
+        parse_apt_policy('Paketliste wird gelesen...\n', ['linux-headers-6.1.0-99-amd64'])
+
+
+@pytest.mark.parametrize('text, state, shim', [
+    ('SecureBoot enabled\n', 'enabled', True),
+    ('\x1b[32mSecureBoot enabled\n\x1b[0m\x1b[31mSecureBoot validation is disabled in shim\n\x1b[0m', 'enabled', False),
+    ('SecureBoot disabled\nPlatform is in Setup Mode\n', 'disabled', None),
+    ("This system doesn't support Secure Boot\n", 'unsupported', None),
+    ('EFI variables are not supported on this system\n', 'no-efi', None),
+    ('Cannot determine secure boot state.\n', 'undetermined', None),
+], ids=['enabled', 'enabled-coloured-shim-off', 'setup-mode', 'no-secure-boot', 'no-efi', 'undetermined'])
+def test_parse_mokutil(text, state, shim):
+    parsed_state, parsed_shim, unknown = parse_mokutil(text)
+    assert (parsed_state, parsed_shim, unknown) == (state, shim, [])
+
+
+def test_parse_mokutil_keeps_unknown_lines():
+    assert parse_mokutil('Something new\n') == (None, None, ['Something new'])
+
+
+def test_cmdline_readings():
+    reading = cmdline_readings('BOOT_IMAGE=/vmlinuz ro "quiet" amd-iommu=off,fullflush iommu=pt pci=realloc=off,noaer -- iommu=off\n')
+    assert reading['iommu_disabled_by'] == ['amd_iommu=off']
+    assert reading['iommu_passthrough'] is True
+    assert reading['pci_realloc_off'] is True
+    assert reading['iommu'] == ['pt']
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules on real lspci captures (tests/unit/fixtures/lspci, see their notes)
+# ---------------------------------------------------------------------------------------------
+
+def _capture(*names):
+    devices = []
+    for name in names:
+        with open(os.path.join(FIXTURES, name)) as handle:
+            parsed = lspci.parse_lspci(handle.read())
+        devices.extend(parsed['devices'])
+    readable = all(dev['capabilities_readable'] is not False for dev in devices)
+    return _facts('pcie', _pcie_facts(devices, readable))
+
+
+def _on_capture(*names, **changes):
+    inputs = healthy()
+    inputs['pcie'] = _capture(*names)
+    inputs['rocm'] = _facts('rocm', {'gpu_count': 0, 'gfx_targets': [], 'rocm_version': None, 'driver_version': None,
+                                     'sources': [], 'gpus': []})
+    inputs['rdma'] = _facts('rdma', _rdma_facts([]))
+    inputs.update(changes)
+    return inputs
+
+
+def test_capture_vega10_small_bar_and_no_root():
+    findings = preflight_findings(_on_capture('vega10-nonroot-access-denied.txt'))
+    assert '0000:03:00.0 (256 MiB)' in by_id(findings, 'gpu-bar-small')['message']
+    assert by_id(findings, 'pcie-capabilities-unreadable')['level'] == 'warn'
+    assert 'gpu-none' not in ids(findings)
+
+
+def test_capture_mi100_large_bar():
+    findings = preflight_findings(_on_capture('mi100-rocm4.0-vvv-single.txt'))
+    assert 'gpu-bar-small' not in ids(findings)
+    assert 'pcie-link-width-downgraded' not in ids(findings)
+
+
+def test_capture_mi300x_each_gpu_has_its_nic():
+    nics = ['0000:09:00.0', '0000:23:00.0', '0000:53:00.0', '0000:69:00.0', '0000:8f:00.0', '0000:9c:00.0',
+            '0000:cd:00.0', '0000:f1:00.0']
+    inputs = _on_capture('mi300x-8-gpus-pp.txt', 'cx7-8-nics-pp.txt', rdma=_facts('rdma', _rdma_facts(nics)),
+                         expected_gpu_count=8)
+    findings = preflight_findings(inputs)
+    assert 'gpu-nic-not-on-switch' not in ids(findings)
+    assert 'gpu-count-mismatch' not in ids(findings)
+    inputs['rdma'] = _facts('rdma', _rdma_facts(nics[1:]))
+    lonely = by_id(preflight_findings(inputs), 'gpu-nic-not-on-switch')
+    assert lonely['level'] == 'warn'
+    assert 'GPU(s) with no RDMA NIC under the same PCIe switch: 0000:05:00.0.' in lonely['message']
+
+
+def test_capture_rome_root_ports_with_acs():
+    # The X550 functions stand in for RDMA NICs; the capture has no parent chains, so every bridge counts.
+    inputs = _on_capture('g482-z54-rome-x550-nic-root-ports.txt', rdma=_facts('rdma', _rdma_facts(['0000:c1:00.0'])))
+    finding = by_id(preflight_findings(inputs), 'pcie-acs-enabled')
+    assert finding['level'] == 'warn'
+    assert '0000:c0:07.1, 0000:c0:08.1' in finding['message']
+
+
+def test_inputs_are_not_modified():
+    inputs = healthy()
+    _pcie_device('0000:05:00.0', pcie=_link(width=8))(inputs)
+    before = copy.deepcopy(inputs)
+    preflight_findings(inputs)
+    preflight_readings(inputs)
+    assert inputs == before
+
+
+def test_readme_lists_every_rule():
+    readme = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'preflight', 'README.md')
+    with open(readme) as handle:
+        listed = [line.split('`')[1] for line in handle if line.startswith('| `') and '-' in line.split('`')[1]]
+    assert listed == list(RULE_IDS)
