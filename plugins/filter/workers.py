@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Plan the serving workers of a node: which GPUs, which port, which CPUs and memory node each gets.
+
+Pure functions over the facts contract (``ansible_facts.rocm``) and ``ansible_facts.numa``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+
+from ansible.errors import AnsibleFilterError
+
+
+def cpu_list(cpus):
+    """[0, 1, 2, 3, 8] -> '0-3,8' (the form numactl and taskset take)."""
+    cpus = sorted(set(int(cpu) for cpu in cpus))
+    ranges = []
+    for cpu in cpus:
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ','.join('%d' % low if low == high else '%d-%d' % (low, high) for low, high in ranges)
+
+
+def _groups(gpu_indices, mode, tp_size):
+    if mode == 'dp':
+        return [[index] for index in gpu_indices]
+    if mode == 'tp':
+        return [list(gpu_indices)]
+    if mode == 'hybrid':
+        if tp_size < 1 or len(gpu_indices) % tp_size:
+            raise AnsibleFilterError('workers_tp_size %d does not divide the %d GPUs served' % (tp_size, len(gpu_indices)))
+        return [list(gpu_indices[start:start + tp_size]) for start in range(0, len(gpu_indices), tp_size)]
+    raise AnsibleFilterError('unknown workers mode %r (dp, tp, hybrid)' % (mode,))
+
+
+def worker_plan(rocm, numa=None, mode='dp', tp_size=1, gpus=None, port_base=8000, prefix='llmfleet-worker'):
+    """Return one dict per worker.
+
+    ``rocm`` is ``ansible_facts.rocm``; ``numa`` is ``ansible_facts.numa`` (nodes with cpus) or None.
+    Each worker: ``name``, ``index``, ``port``, ``gpus`` (indices), ``numa_nodes`` (of its GPUs, known
+    ones only) and ``cpus`` (a numactl CPU list, '' when not pinned). Workers whose GPUs share a NUMA
+    node get disjoint, contiguous shares of that node's CPUs; a GPU whose NUMA node is unknown, or not
+    a node of this machine, leaves its worker unpinned.
+    """
+    by_index = dict((gpu['index'], gpu) for gpu in rocm.get('gpus') or [])
+    selected = list(gpus) if gpus else sorted(by_index)
+    unknown = [index for index in selected if index not in by_index]
+    if unknown:
+        raise AnsibleFilterError('workers_gpus names GPU(s) %s, but the node has %d GPU(s) (indices 0-%d)'
+                                 % (', '.join(str(index) for index in unknown), len(by_index), len(by_index) - 1))
+    if not selected:
+        raise AnsibleFilterError('the node has no GPU to serve on')
+    groups = _groups(selected, mode, int(tp_size))
+
+    nodes = dict((node['id'], list(node.get('cpus') or [])) for node in (numa or {}).get('nodes') or [])
+    workers = []
+    for index, group in enumerate(groups):
+        numa_nodes = sorted(set(by_index[gpu].get('numa_node') for gpu in group if by_index[gpu].get('numa_node') is not None))
+        pinned = bool(numa_nodes) and all(node in nodes and nodes[node] for node in numa_nodes)
+        workers.append({'name': '%s-%d' % (prefix, index), 'index': index, 'port': int(port_base) + index,
+                        'gpus': group, 'numa_nodes': numa_nodes if pinned else [], 'cpus': []})
+
+    # Share each NUMA node's CPUs among the workers pinned to it (alone on it: all of them).
+    sharing = {}
+    for worker in workers:
+        for node in worker['numa_nodes']:
+            sharing.setdefault(node, []).append(worker)
+    for node, members in sharing.items():
+        cpus = sorted(nodes[node])
+        if len(cpus) < len(members):
+            raise AnsibleFilterError('NUMA node %d has %d CPU(s) for %d workers: serve fewer GPUs on it or use tensor parallelism'
+                                     % (node, len(cpus), len(members)))
+        share, extra = divmod(len(cpus), len(members))
+        start = 0
+        for position, worker in enumerate(members):
+            size = share + (1 if position < extra else 0)
+            worker['cpus'].extend(cpus[start:start + size])
+            start += size
+    for worker in workers:
+        worker['cpus'] = cpu_list(worker['cpus'])
+    return workers
+
+
+def engine_flags(flags):
+    """{'port': 8000, 'enforce-eager': True, 'block-size': None} -> ['--enforce-eager', '--port', '8000'].
+
+    Sorted by name; true renders the bare flag, false and None drop it; a list value repeats its values.
+    """
+    argv = []
+    for name in sorted(flags):
+        value = flags[name]
+        if value is None or value is False:
+            continue
+        flag = '--' + str(name).lstrip('-')
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, (list, tuple)):
+            argv.append(flag)
+            argv.extend(str(item) for item in value)
+        else:
+            argv.extend([flag, str(value)])
+    return argv
+
+
+def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_pinning=True, numactl='/usr/bin/numactl'):
+    """Add to each planned worker its ``prefix`` (numactl or nothing) and ``argv`` (engine command and flags).
+
+    ``flag_names`` maps host, port and tp to the engine's spelling of those flags.
+    """
+    workers = []
+    for worker in plan:
+        worker = dict(worker)
+        flags = dict(common_flags)
+        flags[flag_names['host']] = bind_address
+        flags[flag_names['port']] = worker['port']
+        if len(worker['gpus']) > 1:
+            flags[flag_names['tp']] = len(worker['gpus'])
+        worker['flags'] = engine_flags(flags)
+        worker['argv'] = list(command) + worker['flags']
+        host = '[%s]' % bind_address if ':' in str(bind_address) else str(bind_address)
+        worker['endpoint'] = {'name': worker['name'], 'address': str(bind_address), 'port': worker['port'],
+                              'gpus': list(worker['gpus']), 'url': 'http://%s:%d' % (host, worker['port'])}
+        worker['prefix'] = []
+        if numa_pinning and worker['cpus']:
+            nodes = ','.join(str(node) for node in worker['numa_nodes'])
+            worker['prefix'] = [numactl, '--physcpubind=' + worker['cpus'], '--membind=' + nodes]
+        workers.append(worker)
+    return workers
+
+
+def is_private_address(address):
+    """True for loopback, RFC 1918 / RFC 4193 private and link-local addresses: where workers may listen."""
+    try:
+        parsed = ipaddress.ip_address(str(address))
+    except ValueError:
+        return False
+    if parsed.is_unspecified:
+        return False
+    return parsed.is_loopback or parsed.is_private or parsed.is_link_local
+
+
+class FilterModule(object):
+    """llmfleet.rocm worker planning filters."""
+
+    def filters(self):
+        return {
+            'worker_plan': worker_plan,
+            'worker_commands': worker_commands,
+            'engine_flags': engine_flags,
+            'cpu_list': cpu_list,
+            'is_private_address': is_private_address,
+        }
