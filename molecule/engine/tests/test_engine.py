@@ -71,6 +71,11 @@ def test_model_files_are_installed(host):
     assert host.file(MODEL + '/.llmfleet-model').exists
 
 
+def test_model_copied_from_a_controller_directory_is_the_same(host):
+    for name in ('config.json', 'model.safetensors', 'tokenizer.json'):
+        assert host.file('%s-copy/%s' % (MODEL, name)).sha256sum == host.file('%s/%s' % (MODEL, name)).sha256sum, name
+
+
 def test_check_mode_on_the_converged_host_changes_nothing():
     ephemeral = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
     scenario = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
