@@ -732,7 +732,9 @@ def ensure_host(host, tag, pubkey):
         raise LabError('%s: rocm_expected_gpu_count %s but profile %s has %d GPUs' % (
             host['name'], host['expected_gpus'], host['profile'], len(profile['gpus'])))
     files, public = host_files_tar(host, pubkey, profile)
-    config = hashlib.sha256(b'|'.join([tag.encode(), str(host['port']).encode(), files])).hexdigest()[:12]
+    # /dev/shm: a vLLM server allocates about 240 MiB of shared-memory queues at start (podman's default is 64 MB).
+    shm = '2g'
+    config = hashlib.sha256(b'|'.join([tag.encode(), str(host['port']).encode(), shm.encode(), files])).hexdigest()[:12]
     status, current = container_state(name)
     if status is not None and current != config:
         say('    %s: configuration changed, recreating' % host['name'])
@@ -743,7 +745,7 @@ def ensure_host(host, tag, pubkey):
         podman('create', '--name', name, '--hostname', host['name'], '--label', '%s=host' % LABEL,
                '--label', 'llmfleet-lab.config=%s' % config, '--network', NETWORK, '--network-alias', host['name'],
                '-p', '127.0.0.1:%d:22' % host['port'], '--systemd', 'always', '--restart', 'always',
-               '--stop-signal', 'SIGRTMIN+3', '--stop-timeout', '30', tag)
+               '--shm-size', shm, '--stop-signal', 'SIGRTMIN+3', '--stop-timeout', '30', tag)
         podman('cp', '-', '%s:/' % name, input_data=files)
         podman('start', name)
     elif status != 'running':

@@ -32,9 +32,22 @@ run_site() {
   return "${PIPESTATUS[0]}"
 }
 
+# The first gateway of the inventory, at its address on the lab network (the lab's own network,
+# which the controller reaches directly).
+ask_gateway() {
+  local gateway address
+  gateway=$(ansible-inventory -i inventories/sandbox --list | python3 -c 'import json,sys; print(json.load(sys.stdin)["gateways"]["hosts"][0])')
+  eval "$(lab/labctl env)"
+  address=$(podman inspect "llmfleet-lab-$gateway" --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
+  echo "gateway $gateway at http://$address:80"
+  python3 tools/try_completions.py --url "http://$address:80" --model tiny-llama 2>&1 | tee "$logs/completions.log"
+  return "${PIPESTATUS[0]}"
+}
+
 step "install the lab's packages" lab/labctl deps &&
 step "start the lab hosts" lab/labctl up &&
-step "run site.yml against inventories/sandbox" run_site
+step "run site.yml against inventories/sandbox" run_site &&
+step "ask the gateway: completion, stream, chat" ask_gateway
 
 echo
 echo "==> what happened"

@@ -72,7 +72,10 @@ if engine == 'vllm':
         from vllm.utils.argparse_utils import FlexibleArgumentParser
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
-    from vllm.entrypoints.openai.cli_args import make_arg_parser
+    try:
+        from vllm.entrypoints.launchers.cli_args import make_arg_parser
+    except ImportError:
+        from vllm.entrypoints.openai.cli_args import make_arg_parser
     parser = make_arg_parser(FlexibleArgumentParser(prog='vllm serve'))
     name = 'vllm serve'
 else:

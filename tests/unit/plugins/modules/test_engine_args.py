@@ -33,12 +33,17 @@ PARSER_MODULES = {
 }
 
 
-def environment(root, with_engine=True):
-    """A python wrapper whose import path holds the stand-in engine (or nothing)."""
+def environment(root, with_engine=True, layout='openai'):
+    """A python wrapper whose import path holds the stand-in engine (or nothing).
+
+    ``layout`` 'openai' puts make_arg_parser where vLLM had it before 0.32, 'launchers' where 0.32 has it.
+    """
     site = os.path.join(str(root), 'site')
     os.makedirs(site)
     if with_engine:
         for name, text in PARSER_MODULES.items():
+            if layout == 'launchers':
+                name = name.replace('entrypoints/openai', 'entrypoints/launchers')
             path = os.path.join(site, name)
             if not os.path.isdir(os.path.dirname(path)):
                 os.makedirs(os.path.dirname(path))
@@ -55,8 +60,9 @@ def environment(root, with_engine=True):
     ['--host', '127.0.0.1', '--port', '8000', '--max-model-len', '4096', '--enforce-eager'],
     [],
 ], ids=['known-flags', 'no-flags'])
-def test_flags_the_parser_knows_pass(node, tmp_path, args):
-    result = node.run('engine_args', python=environment(tmp_path), engine='vllm', args=args)
+@pytest.mark.parametrize('layout', ['openai', 'launchers'])
+def test_flags_the_parser_knows_pass(node, tmp_path, args, layout):
+    result = node.run('engine_args', python=environment(tmp_path, layout=layout), engine='vllm', args=args)
     assert result.get('failed') is not True, result
     assert result['parser'] == 'vllm serve' and result['changed'] is False
 
