@@ -861,6 +861,8 @@ def cmd_molecule(args):
     if not image_exists(tag):
         cmd_image(args)
     cmd_repo(args)
+    # The engine scenario installs from the lab's wheelhouse and model (each built once, then cached).
+    cmd_model(args)
     # Leave the lab as found: what this command starts, it removes afterwards.
     lab_was_up = podman('network', 'exists', NETWORK, check=False)[0] == 0
     with step('molecule: lab network and repository server'):
