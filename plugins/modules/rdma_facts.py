@@ -26,19 +26,11 @@ description:
   - C(ibv_devinfo) runs with an argument list (no shell) and the C locale.
 author:
   - llmfleet.rocm contributors (@llmfleet)
-options:
-  sysfs_path:
-    description:
-      - Where sysfs is mounted. Only tests and chroots change it.
-    type: path
-    default: /sys
+extends_documentation_fragment:
+  - llmfleet.rocm.facts
+  - llmfleet.rocm.facts.SYSFS
+options: {}
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to show.
   facts:
     support: full
     description: Sets C(ansible_facts.rdma).

@@ -25,6 +25,9 @@ description:
     C(/sys/bus/pci/devices/<address>/numa_node). The C(Node) of C(rocminfo) is a KFD agent number, not a NUMA node.
 author:
   - llmfleet.rocm contributors (@llmfleet)
+extends_documentation_fragment:
+  - llmfleet.rocm.facts
+  - llmfleet.rocm.facts.SYSFS
 options:
   tools:
     description:
@@ -39,23 +42,12 @@ options:
         C(.info/version) file gives the ROCm version when C(amd-smi) does not.
     type: path
     default: /opt/rocm
-  sysfs_path:
-    description:
-      - Where sysfs is mounted. Only tests and chroots change it.
-    type: path
-    default: /sys
   require_gpus:
     description:
       - Fail when no tool is installed or no GPU is found, instead of reporting C(gpu_count=0).
     type: bool
     default: false
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to show.
   facts:
     support: full
     description: Sets C(ansible_facts.rocm).
