@@ -104,16 +104,20 @@ class Node(object):
             handle.write(STANDIN % {'python': sys.executable, 'log': self.log, 'answers': resolved})
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
 
-    def rocm_version(self, text):
-        os.makedirs(os.path.join(self.rocm, '.info'))
-        with open(os.path.join(self.rocm, '.info', 'version'), 'w') as handle:
+    @staticmethod
+    def write(path, text):
+        """Write ``text`` to ``path``, creating its directories (sysfs and ROCm files of the fake node)."""
+        directory = os.path.dirname(path)
+        if not os.path.isdir(directory):
+            os.makedirs(directory)
+        with open(path, 'w') as handle:
             handle.write(text)
 
+    def rocm_version(self, text):
+        self.write(os.path.join(self.rocm, '.info', 'version'), text)
+
     def numa(self, address, node):
-        directory = os.path.join(self.sysfs, 'bus', 'pci', 'devices', address)
-        os.makedirs(directory)
-        with open(os.path.join(directory, 'numa_node'), 'w') as handle:
-            handle.write('%d\n' % node)
+        self.write(os.path.join(self.sysfs, 'bus', 'pci', 'devices', address, 'numa_node'), '%d\n' % node)
 
     def calls(self):
         if not os.path.exists(self.log):

@@ -22,20 +22,12 @@ def run(node, **params):
     return node.run('numa_facts', **params)
 
 
-def write(path, text):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    with open(path, 'w') as handle:
-        handle.write(text)
-
-
 def sysfs_node(node, node_id, cpulist, total_kb, free_kb, distance):
     base = os.path.join(node.sysfs, 'devices', 'system', 'node', 'node%d' % node_id)
-    write(os.path.join(base, 'cpulist'), cpulist + '\n')
-    write(os.path.join(base, 'meminfo'), 'Node %d MemTotal:       %d kB\nNode %d MemFree:        %d kB\n'
-          % (node_id, total_kb, node_id, free_kb))
-    write(os.path.join(base, 'distance'), distance + '\n')
+    node.write(os.path.join(base, 'cpulist'), cpulist + '\n')
+    node.write(os.path.join(base, 'meminfo'), 'Node %d MemTotal:       %d kB\nNode %d MemFree:        %d kB\n'
+               % (node_id, total_kb, node_id, free_kb))
+    node.write(os.path.join(base, 'distance'), distance + '\n')
 
 
 def no_numa_capture(tmp_path):
@@ -81,7 +73,7 @@ def test_no_numa_from_numactl_falls_back_to_sysfs_nodes(node, tmp_path):
 
 def test_no_numa_anywhere_gives_one_node_with_the_online_cpus(node, tmp_path):
     node.tool('numactl', {'--hardware': (no_numa_capture(tmp_path), 1, 'out')})
-    write(os.path.join(node.sysfs, 'devices', 'system', 'cpu', 'online'), '0-7\n')
+    node.write(os.path.join(node.sysfs, 'devices', 'system', 'cpu', 'online'), '0-7\n')
     numa = run(node)['ansible_facts']['numa']
     assert (numa['available'], numa['source'], numa['node_count'], numa['cpu_count']) == (False, 'cpu', 1, 8)
     assert numa['nodes'] == [{'id': 0, 'cpus': list(range(8)), 'memory_mb': None, 'free_mb': None}]

@@ -20,14 +20,6 @@ def run(node, **params):
     return node.run('rdma_facts', **params)
 
 
-def write(path, text):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    with open(path, 'w') as handle:
-        handle.write(text)
-
-
 def rdma_device(node, name, pci_address, netdevs, ports):
     """/sys/class/infiniband/<name> with device -> the PCI function, its net/ interfaces, and ports/<n>/{state,link_layer}."""
     function = os.path.join(node.sysfs, 'devices', 'pci0000:00', '0000:00:03.1', pci_address)
@@ -38,11 +30,11 @@ def rdma_device(node, name, pci_address, netdevs, ports):
     root = os.path.join(node.sysfs, 'class', 'infiniband', name)
     os.makedirs(root)
     os.symlink(os.path.relpath(function, root), os.path.join(root, 'device'))
-    write(os.path.join(root, 'fw_ver'), '2.40.7000\n')
-    write(os.path.join(root, 'node_guid'), '248a:0703:00f6:3370\n')
+    node.write(os.path.join(root, 'fw_ver'), '2.40.7000\n')
+    node.write(os.path.join(root, 'node_guid'), '248a:0703:00f6:3370\n')
     for number, (state, link_layer) in ports.items():
-        write(os.path.join(root, 'ports', str(number), 'state'), state + '\n')
-        write(os.path.join(root, 'ports', str(number), 'link_layer'), link_layer + '\n')
+        node.write(os.path.join(root, 'ports', str(number), 'state'), state + '\n')
+        node.write(os.path.join(root, 'ports', str(number), 'link_layer'), link_layer + '\n')
 
 
 def no_system_tool():
