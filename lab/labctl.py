@@ -54,11 +54,13 @@ REPO_SERVER = 'llmfleet-lab-repo'
 REPO_PORT = 8080
 HOST_PREFIX = 'llmfleet-lab-'
 PROFILE_PATH_IN_HOST = '/etc/llmfleet-lab/gpu-profile.json'
-# Served beside the apt repositories but built by `wheelhouse` and `model`: a repository rebuild keeps them.
-ENGINE_REPO_DIRS = ('wheels', 'models')
+# Served beside the apt repositories but made by `wheelhouse`, `model`, `sources`, `buildtools` and the molecule
+# scenario build (builds/): a repository rebuild keeps them.
+ENGINE_REPO_DIRS = ('wheels', 'models', 'sources', 'buildtools', 'builds')
 
 DEPS = ['podman', 'runc', 'conmon', 'uidmap', 'slirp4netns', 'fuse-overlayfs', 'netavark', 'aardvark-dns',
-        'catatonit', 'iptables', 'debootstrap', 'dpkg-dev', 'apt-utils', 'gnupg', 'openssh-client', 'xz-utils']
+        'catatonit', 'iptables', 'debootstrap', 'dpkg-dev', 'apt-utils', 'gnupg', 'openssh-client', 'xz-utils',
+        'git']
 
 CONTAINERS_CONF_TEXT = '''# Written by lab/labctl; used only through CONTAINERS_CONF for the lab's podman calls.
 # runc: crun fails on this machine's hybrid cgroup layout. Default ulimits no higher than
@@ -614,6 +616,26 @@ def cmd_wheelhouse(args):
     return engine_tools().cmd_wheelhouse(engine_ctl(), args)
 
 
+def build_tools():
+    """lab/build/labbuild.py, loaded from its path."""
+    path = os.path.join(LAB_SRC, 'build', 'labbuild.py')
+    loader = importlib.machinery.SourceFileLoader('llmfleet_lab_build', path)
+    spec = importlib.util.spec_from_loader('llmfleet_lab_build', loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def cmd_sources(args):
+    """Create the stand-in PyTorch/Triton/vLLM source repositories under .lab/repo/sources/ (--reset, --advance NAME)."""
+    return build_tools().cmd_sources(engine_ctl(), args)
+
+
+def cmd_buildtools(args):
+    """Download the toolchain role's pinned Python build tools as wheels into .lab/repo/buildtools/."""
+    return build_tools().cmd_buildtools(engine_ctl(), args)
+
+
 def cmd_model(args):
     """Build the tiny Llama under .lab/repo/models/tiny-llama/ and its .tar.gz (only when its recipe changed)."""
     return engine_tools().cmd_model(engine_ctl(), args)
@@ -861,8 +883,12 @@ def cmd_molecule(args):
     if not image_exists(tag):
         cmd_image(args)
     cmd_repo(args)
-    # The engine scenario installs from the lab's wheelhouse and model (each built once, then cached).
+    # The engine scenario installs from the lab's wheelhouse and model (each built once, then cached); the build
+    # scenario builds from the stand-in sources with the pinned build tools.
     cmd_model(args)
+    cmd_buildtools(args)
+    args.reset, args.advance, args.build_seconds = False, None, 0
+    cmd_sources(args)
     # Leave the lab as found: what this command starts, it removes afterwards.
     lab_was_up = podman('network', 'exists', NETWORK, check=False)[0] == 0
     with step('molecule: lab network and repository server'):
@@ -893,6 +919,10 @@ def main(argv=None):
         cmd.set_defaults(func=func)
         if name == 'molecule':
             cmd.add_argument('molecule_args', nargs=argparse.REMAINDER)
+        if name == 'sources':
+            cmd.add_argument('--reset', action='store_true', help='back to the first commits')
+            cmd.add_argument('--advance', metavar='NAME', help='add a commit to the main branch of NAME')
+            cmd.add_argument('--build-seconds', type=int, default=0, help='builds of the new commit take this long')
     args = parser.parse_args(argv)
     if os.geteuid() != 0 and args.command not in ('env',):
         print('labctl: run as root (podman rootful, debootstrap, chroot)', file=sys.stderr)
@@ -923,6 +953,8 @@ COMMANDS = {
     'molecule': cmd_molecule,
     'wheelhouse': cmd_wheelhouse,
     'model': cmd_model,
+    'sources': cmd_sources,
+    'buildtools': cmd_buildtools,
 }
 
 if __name__ == '__main__':

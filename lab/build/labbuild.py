@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the engine build needs in the lab, made on the controller and served by the repository server:
+
+  sources     .lab/repo/sources/{pytorch,triton,vllm}.git: git repositories (served over HTTP) of stand-in
+              sources with the real entry points (lab/build/sources/); their commits are reproducible (fixed
+              author, dates), so the same recipe always gives the same commits and build keys. --reset puts
+              them back to their first commit; --advance NAME adds a commit to NAME's main branch
+              (--build-seconds N makes the builds of that commit last N seconds).
+  buildtools  .lab/repo/buildtools/: the toolchain role's pinned Python build tools as wheels (the lab hosts
+              install them with --no-index, as a fleet does from its mirror).
+
+Called by lab/labctl.py, which passes itself as `ctl`. Python 3 standard library only.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCES = os.path.join(HERE, 'sources')
+COMPONENTS = ('pytorch', 'triton', 'vllm')
+TOOLCHAIN_DEFAULTS = os.path.join(os.path.dirname(HERE), '..', 'roles', 'toolchain', 'defaults', 'main.yml')
+# The first commit's date; each later commit is one hour after the previous one.
+EPOCH = 1767225600  # 2026-01-01T00:00:00Z
+
+
+def _tree_files(name):
+    """(relative path, absolute path) of a stand-in's files, with the shared fake_build.py at its top."""
+    root = os.path.join(SOURCES, name)
+    files = [('fake_build.py', os.path.join(SOURCES, 'fake_build.py'))]
+    for top, _dirs, names in os.walk(root):
+        for filename in names:
+            path = os.path.join(top, filename)
+            if '__pycache__' not in path:
+                files.append((os.path.relpath(path, root), path))
+    return sorted(files)
+
+
+def recipe_hash():
+    digest = hashlib.sha256()
+    for name in COMPONENTS:
+        for rel, path in _tree_files(name):
+            digest.update(('%s/%s\0' % (name, rel)).encode())
+            with open(path, 'rb') as handle:
+                digest.update(handle.read())
+    return digest.hexdigest()[:16]
+
+
+def _git(ctl, work, args, when):
+    env = ctl.lab_env({'GIT_AUTHOR_NAME': 'llmfleet lab', 'GIT_AUTHOR_EMAIL': 'lab@llmfleet.invalid',
+                       'GIT_COMMITTER_NAME': 'llmfleet lab', 'GIT_COMMITTER_EMAIL': 'lab@llmfleet.invalid',
+                       'GIT_AUTHOR_DATE': '@%d +0000' % when, 'GIT_COMMITTER_DATE': '@%d +0000' % when,
+                       'GIT_CONFIG_NOSYSTEM': '1', 'HOME': ctl.LAB})
+    return ctl.run(['git', '-C', work] + args, env=env)[1].strip()
+
+
+def _publish(ctl, work, bare):
+    """The work tree's main branch into the served bare repository (dumb HTTP needs update-server-info)."""
+    if not os.path.isdir(bare):
+        ctl.run(['git', 'init', '--quiet', '--bare', '--initial-branch=main', bare])
+    ctl.run(['git', '-C', work, 'push', '--quiet', '--force', bare, 'main:main'])
+    ctl.run(['git', '-C', bare, 'update-server-info'])
+    ctl.run(['chmod', '-R', 'a+rX', bare])
+
+
+def paths(ctl, name):
+    return os.path.join(ctl.LAB, 'build-sources', name), os.path.join(ctl.LAB, 'repo', 'sources', name + '.git')
+
+
+def create(ctl, name):
+    work, bare = paths(ctl, name)
+    for path in (work, bare):
+        if os.path.exists(path):
+            shutil.rmtree(path)
+    os.makedirs(work)
+    for rel, path in _tree_files(name):
+        dest = os.path.join(work, rel)
+        if not os.path.isdir(os.path.dirname(dest)):
+            os.makedirs(os.path.dirname(dest))
+        shutil.copy2(path, dest)
+    _git(ctl, work, ['init', '--quiet', '--initial-branch=main'], EPOCH)
+    _git(ctl, work, ['add', '--all'], EPOCH)
+    _git(ctl, work, ['commit', '--quiet', '-m', 'Stand-in %s sources' % name], EPOCH)
+    _publish(ctl, work, bare)
+    return _git(ctl, work, ['rev-parse', 'HEAD'], EPOCH)
+
+
+def advance(ctl, name, build_seconds):
+    work, bare = paths(ctl, name)
+    count = int(_git(ctl, work, ['rev-list', '--count', 'HEAD'], EPOCH))
+    when = EPOCH + 3600 * count
+    with open(os.path.join(work, 'CHANGES'), 'a') as handle:
+        handle.write('change %d\n' % count)
+    seconds = os.path.join(work, 'BUILD_SECONDS')
+    if build_seconds:
+        with open(seconds, 'w') as handle:
+            handle.write('%d\n' % build_seconds)
+    elif os.path.exists(seconds):
+        os.unlink(seconds)
+    _git(ctl, work, ['add', '--all'], when)
+    _git(ctl, work, ['commit', '--quiet', '-m', 'Change %d' % count], when)
+    _publish(ctl, work, bare)
+    return _git(ctl, work, ['rev-parse', 'HEAD'], when)
+
+
+def cmd_sources(ctl, args):
+    """Create (or --reset, or --advance) the stand-in source repositories under .lab/repo/sources/."""
+    root = os.path.join(ctl.LAB, 'repo', 'sources')
+    marker = os.path.join(root, '.recipe')
+    want = recipe_hash()
+    with ctl.step('sources: stand-in pytorch, triton, vllm repositories (%s)' % want):
+        have = open(marker).read().strip() if os.path.exists(marker) else ''
+        if have != want or args.reset:
+            if not os.path.isdir(root):
+                os.makedirs(root)
+            for name in COMPONENTS:
+                ctl.say('    %s.git at %s' % (name, create(ctl, name)))
+            with open(marker, 'w') as handle:
+                handle.write(want + '\n')
+        else:
+            ctl.say('    exist (recipe unchanged; --reset to go back to the first commits)')
+        if args.advance:
+            if args.advance not in COMPONENTS:
+                raise ctl.LabError('--advance takes one of %s' % ', '.join(COMPONENTS))
+            ctl.say('    %s.git main -> %s (builds take %d s)' % (args.advance, advance(ctl, args.advance, args.build_seconds),
+                                                               args.build_seconds))
+
+
+def toolchain_pins():
+    """toolchain_python_packages of the toolchain role's defaults (a plain YAML list of name==version)."""
+    pins, inside = [], False
+    with open(TOOLCHAIN_DEFAULTS) as handle:
+        for line in handle:
+            if re.match(r'^toolchain_python_packages:\s*$', line):
+                inside = True
+            elif inside and re.match(r'^\s+-\s+\S+==\S+\s*$', line):
+                pins.append(line.strip()[1:].strip())
+            elif inside and line.strip() and not line.startswith('#'):
+                break
+    return pins
+
+
+def cmd_buildtools(ctl, _args):
+    """Download the toolchain role's pinned Python build tools as wheels into .lab/repo/buildtools/."""
+    pins = toolchain_pins()
+    if not pins:
+        raise ctl.LabError('no toolchain_python_packages found in %s' % TOOLCHAIN_DEFAULTS)
+    root = os.path.join(ctl.LAB, 'repo', 'buildtools')
+    marker = os.path.join(root, '.pins')
+    with ctl.step('buildtools: %s' % ' '.join(pins)):
+        if os.path.exists(marker) and open(marker).read().split() == pins:
+            ctl.say('    exist (pins unchanged)')
+            return
+        partial = root + '.partial'
+        if os.path.exists(partial):
+            shutil.rmtree(partial)
+        ctl.run([sys.executable, '-m', 'pip', 'download', '--disable-pip-version-check', '--progress-bar', 'off',
+                 '--only-binary=:all:', '--dest', partial] + pins)
+        with open(os.path.join(partial, '.pins'), 'w') as handle:
+            handle.write('\n'.join(pins) + '\n')
+        ctl.run(['chmod', '-R', 'a+rX', partial])
+        if os.path.exists(root):
+            shutil.rmtree(root)
+        os.rename(partial, root)
+        ctl.say('    %d wheels' % len([name for name in os.listdir(root) if name.endswith('.whl')]))
