@@ -363,7 +363,8 @@ def package_versions(spec, release, suite):
     ubuntu = spec['suites'][suite]
     versions = {}
     for name, pkg in spec['packages'].items():
-        component = release if pkg['version'] == 'rocm' else rel['versions'].get(name, pkg['version'])
+        # A development package has its library's version (version_of).
+        component = release if pkg['version'] == 'rocm' else rel['versions'].get(pkg.get('version_of', name), pkg['version'])
         versions[name] = '%s.%s-%s~%s' % (component, rel['build'], rel['revision'], ubuntu)
     drv = rel['amdgpu']
     versions['amdgpu-dkms'] = '1:%s.%s-%s.%s' % (drv['kernel_driver'], drv['build'], drv['revision'], ubuntu)

@@ -8,13 +8,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import json
 import os
 import subprocess
 
 testinfra_hosts = ['podman://llmfleet-molecule-%s' % os.environ.get('MOLECULE_SCENARIO_NAME', 'engine')]
 
-VENV = '/opt/llmfleet/engines/vllm-0.32.0'
+# A locked install's venv carries the first 12 hex digits of the lock's sha256.
+with open(os.path.join(os.environ.get('MOLECULE_PROJECT_DIRECTORY', '.'), '.lab', 'repo', 'wheels', 'latest',
+                       'requirements.txt'), 'rb') as _lock:
+    VENV = '/opt/llmfleet/engines/vllm-0.32.0-' + hashlib.sha256(_lock.read()).hexdigest()[:12]
 MODEL = '/var/lib/llmfleet/models/tiny-llama'
 
 
