@@ -130,8 +130,8 @@ def cmd_sources(ctl, args):
         if args.advance:
             if args.advance not in COMPONENTS:
                 raise ctl.LabError('--advance takes one of %s' % ', '.join(COMPONENTS))
-            ctl.say('    %s.git main -> %s (builds take %d s)' % (args.advance, advance(ctl, args.advance, args.build_seconds),
-                                                               args.build_seconds))
+            head = advance(ctl, args.advance, args.build_seconds)
+            ctl.say('    %s.git main -> %s (builds take %d s)' % (args.advance, head, args.build_seconds))
 
 
 def toolchain_pins():

@@ -11,9 +11,9 @@ DOCUMENTATION = r'''
 ---
 module: wheel_build
 short_description: Build engine wheels from git sources into a wheelhouse stored under a build key
-version_added: 0.2.0
+version_added: 0.1.0
 description:
-  - Runs the stages of a build (PyTorch, Triton, vLLM, ...) in order on a builder host: checks each component
+  - Runs the stages of a build (PyTorch, Triton, vLLM, ...) in order on a builder host. It checks each component
     out at its commit, runs its steps with the stage's environment in the build's virtual environment, keeps
     the wheels it makes, and installs them into that environment when later stages need them.
   - Then collects the dependencies as wheels, writes a lock with sha256 hashes, and moves the finished
@@ -22,7 +22,7 @@ description:
     previous wheelhouse in use.
   - A stage whose wheels exist (same stage key) is reused, across builds too; a stage interrupted midway is
     resumed in the tree it left. One build runs at a time on a builder; a second one waits for the first.
-  - Meant to run with C(async) and C(poll: 0), followed by M(llmfleet.rocm.wheel_build_status), which shows
+  - Meant to run with C(async) and C(poll=0), followed by M(llmfleet.rocm.wheel_build_status), which shows
     the progress. The keys and stages come from the P(llmfleet.rocm.build_plan#filter) filter.
 author:
   - llmfleet.rocm contributors (@llmfleet)
@@ -57,8 +57,9 @@ options:
     type: dict
     default: {}
   pip_env:
-    description: pip's settings as environment variables (C(PIP_INDEX_URL), C(PIP_FIND_LINKS), ...), used by
-      every pip call of the build, the steps' included.
+    description:
+      - pip's settings as environment variables (C(PIP_INDEX_URL), C(PIP_FIND_LINKS), ...), used by every pip call
+        of the build, the steps' included.
     type: dict
     default: {}
   toolchain_requirements:

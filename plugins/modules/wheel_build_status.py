@@ -11,14 +11,14 @@ DOCUMENTATION = r'''
 ---
 module: wheel_build_status
 short_description: Show, or follow until it ends, an engine build on a builder host
-version_added: 0.2.0
+version_added: 0.1.0
 description:
-  - Reads the state of the build that M(llmfleet.rocm.wheel_build) runs or ran in a build directory: its stage,
-    whether its process is still alive, and the last lines of the current stage's log.
+  - Reads the state of the build that M(llmfleet.rocm.wheel_build) runs or ran in a build directory (its stage,
+    whether its process is still alive, and the last lines of the current stage's log).
   - With O(follow=true) (done by the action plugin on the controller) it polls every O(interval) seconds until
     the build ends, printing the stage, its duration and the log's last lines whenever they change, and at least
     every O(interval) seconds; it returns the build's own result when O(job) names its async job.
-  - A build whose process is gone while its state still says running was killed (or its host restarted): that
+  - A build whose process is gone while its state still says running was killed (or its host restarted). That
     fails with the last lines of its log; running the build again resumes it.
 author:
   - llmfleet.rocm contributors (@llmfleet)

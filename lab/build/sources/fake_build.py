@@ -45,8 +45,8 @@ def record(component, package_dir, extra=None):
     seconds_file = os.path.join(HERE, 'BUILD_SECONDS')
     seconds = int(open(seconds_file).read().strip()) if os.path.exists(seconds_file) else 0
     for second in range(seconds):
-        print('[%d/%d] compiling the stand-in kernels of %s for %s' % (second + 1, seconds, component,
-                                                                         os.environ.get('PYTORCH_ROCM_ARCH')), flush=True)
+        arch = os.environ.get('PYTORCH_ROCM_ARCH')
+        print('[%d/%d] compiling the stand-in kernels of %s for %s' % (second + 1, seconds, component, arch), flush=True)
         time.sleep(1)
     data = {'component': component, 'commit': commit(), 'python': '%d.%d' % sys.version_info[:2],
             'env': dict((name, os.environ.get(name)) for name in SEEN), 'extra': extra or {}}
