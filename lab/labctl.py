@@ -597,14 +597,17 @@ def cmd_repo(_args):
 # ---------------------------------------------------------------------------------------------
 # engine: wheelhouse and model (lab/engine/labengine.py)
 
-def engine_tools():
-    """lab/engine/labengine.py, loaded from its path (labctl is a script, not a package)."""
-    path = os.path.join(LAB_SRC, 'engine', 'labengine.py')
-    loader = importlib.machinery.SourceFileLoader('llmfleet_lab_engine', path)
-    spec = importlib.util.spec_from_loader('llmfleet_lab_engine', loader)
-    module = importlib.util.module_from_spec(spec)
+def lab_module(name, *path):
+    """A module of the lab's tooling, loaded from its path under lab/ (labctl is a script, not a package)."""
+    loader = importlib.machinery.SourceFileLoader(name, os.path.join(LAB_SRC, *path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
     loader.exec_module(module)
     return module
+
+
+def engine_tools():
+    """lab/engine/labengine.py: the wheelhouse and the model."""
+    return lab_module('llmfleet_lab_engine', 'engine', 'labengine.py')
 
 
 def engine_ctl():
@@ -618,13 +621,8 @@ def cmd_wheelhouse(args):
 
 
 def build_tools():
-    """lab/build/labbuild.py, loaded from its path."""
-    path = os.path.join(LAB_SRC, 'build', 'labbuild.py')
-    loader = importlib.machinery.SourceFileLoader('llmfleet_lab_build', path)
-    spec = importlib.util.spec_from_loader('llmfleet_lab_build', loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    """lab/build/labbuild.py: the build stage's stand-in sources and build tools."""
+    return lab_module('llmfleet_lab_build', 'build', 'labbuild.py')
 
 
 def cmd_sources(args):

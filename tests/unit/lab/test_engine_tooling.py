@@ -180,6 +180,9 @@ def test_chat_template_renders_the_roles(messages, prompt):
 def test_labctl_has_the_engine_commands_and_keeps_their_directories():
     assert labctl.COMMANDS['wheelhouse'] is labctl.cmd_wheelhouse
     assert labctl.COMMANDS['model'] is labctl.cmd_model
-    assert set(labctl.ENGINE_REPO_DIRS) == {'wheels', 'models'}
+    assert labctl.COMMANDS['sources'] is labctl.cmd_sources
+    assert labctl.COMMANDS['buildtools'] is labctl.cmd_buildtools
+    # A rebuild of the apt repository keeps what the other commands and the build scenario put beside it.
+    assert set(labctl.ENGINE_REPO_DIRS) == {'wheels', 'models', 'sources', 'buildtools', 'builds'}
     ctl = labctl.engine_ctl()
     assert ctl.LAB == labctl.LAB and ctl.LabError is labctl.LabError
