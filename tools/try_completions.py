@@ -5,9 +5,11 @@
 
     python3 tools/try_completions.py --url http://GATEWAY:80 --model MODEL
 
-1. a completion; 2. the same streamed, each chunk printed with the time it arrived, then whether
-the chunks came one by one or in one burst at the end (what a buffering proxy does); 3. a chat
-answer. Exits non-zero when a request fails or the stream arrived in one burst.
+1. a completion; 2. the same streamed (read as server-sent events through HTTP chunked encoding), each
+chunk printed with the time it arrived, then whether they came one by one or in bursts; 3. a chat
+answer. Exits non-zero when a request fails or the stream is not a stream of events (fewer than two, or
+not JSON). Arrival times are shown, not judged: a small model on a CPU engine may send its tokens in
+bursts by itself; a gateway's buffering is tested against a paced upstream in molecule's gateway scenario.
 Standard library only, so it runs on any controller.
 """
 
@@ -16,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import argparse
+import http.client
 import json
 import sys
 import time
@@ -51,7 +54,8 @@ def stream(url, body, timeout):
     if response.status != 200:
         raise RuntimeError('/v1/completions (stream) answered %d: %s' % (response.status, response.read()[:300]))
     while True:
-        line = response.fp.readline()
+        # The response's own readline undoes the chunked transfer encoding (an event may span two chunks).
+        line = response.readline()
         if not line:
             break
         line = line.decode('utf-8', 'replace').strip()
@@ -60,7 +64,10 @@ def stream(url, body, timeout):
         payload = line[5:].strip()
         if payload == '[DONE]':
             break
-        chunk = json.loads(payload)
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            raise RuntimeError('/v1/completions (stream) sent an event that is not JSON: %r' % payload[:300])
         text = ''.join(choice.get('text') or '' for choice in chunk.get('choices') or [])
         yield time.monotonic() - start, text
 
@@ -99,11 +106,13 @@ def main(argv=None):
         distinct = len(set(round(t, 3) for t in times))
         print('    %d chunks; first after %.1f ms, spread over %.1f ms, largest gap %.1f ms, %d distinct arrival times'
               % (len(times), 1000 * times[0], 1000 * spread, 1000 * max(gaps), distinct))
-        if distinct < len(times) / 2.0:
-            print('    FAILED: the chunks arrived in a burst: something between client and engine buffers the stream')
-            failed = True
-        else:
+        # Not a verdict on the gateway: the CPU engine of the lab sometimes hands a short answer's tokens to its
+        # API server in one burst (straight from a worker too). The gateway's streaming is tested with a paced
+        # upstream in molecule's gateway scenario.
+        if distinct >= len(times) / 2.0:
             print('    the chunks arrived one by one')
+        else:
+            print('    the chunks arrived in bursts (the lab\'s CPU engine does that on its own for short answers)')
 
     print('==> 3. chat (POST %s/v1/chat/completions)' % args.url)
     chat, _upstream = post(args.url, '/v1/chat/completions',
@@ -115,4 +124,8 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (RuntimeError, OSError, http.client.HTTPException, ValueError, KeyError) as exc:
+        print('    FAILED: %s: %s' % (type(exc).__name__, exc))
+        sys.exit(1)
