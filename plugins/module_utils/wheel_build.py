@@ -164,7 +164,7 @@ class WheelBuild(object):
     # -- locking -----------------------------------------------------------------------------
 
     def lock(self):
-        """Hold the builder's lock; wait (saying so in the log of this key) while another build holds it."""
+        """Hold the builder's lock, waiting while another build holds it (one build at a time per builder)."""
         self._lock_handle = open(os.path.join(self.build_dir, '.lock'), 'a+')
         try:
             fcntl.flock(self._lock_handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -198,7 +198,7 @@ class WheelBuild(object):
             handle.flush()
             try:
                 rc = subprocess.call(argv, cwd=cwd or self.build_dir, env=env or self._venv_env(),
-                                     stdout=handle, stderr=subprocess.STDOUT, stdin=open(os.devnull))
+                                     stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             except OSError as exc:
                 handle.write('cannot run %s: %s\n' % (argv[0], exc))
                 rc = 127
@@ -212,7 +212,7 @@ class WheelBuild(object):
         if check:
             self.run(argv, log, env=self._venv_env({'GIT_TERMINAL_PROMPT': '0'}), stage=stage)
             return 0
-        return subprocess.call(argv, stdout=open(os.devnull, 'w'), stderr=subprocess.STDOUT)
+        return subprocess.call(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
 
     # -- stages ------------------------------------------------------------------------------
 
