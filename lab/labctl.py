@@ -886,7 +886,6 @@ def cmd_molecule(args):
     # scenario builds from the stand-in sources with the pinned build tools.
     cmd_model(args)
     cmd_buildtools(args)
-    args.reset, args.advance, args.build_seconds = False, None, 0
     cmd_sources(args)
     # Leave the lab as found: what this command starts, it removes afterwards.
     lab_was_up = podman('network', 'exists', NETWORK, check=False)[0] == 0

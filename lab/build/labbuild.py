@@ -113,12 +113,14 @@ def advance(ctl, name, build_seconds):
 
 def cmd_sources(ctl, args):
     """Create (or --reset, or --advance) the stand-in source repositories under .lab/repo/sources/."""
+    # Called with no such options too (labctl molecule makes sure the repositories exist).
+    reset, name, seconds = getattr(args, 'reset', False), getattr(args, 'advance', None), getattr(args, 'build_seconds', 0)
     root = os.path.join(ctl.LAB, 'repo', 'sources')
     marker = os.path.join(root, '.recipe')
     want = recipe_hash()
     with ctl.step('sources: stand-in pytorch, triton, vllm repositories (%s)' % want):
         have = open(marker).read().strip() if os.path.exists(marker) else ''
-        if have != want or args.reset:
+        if have != want or reset:
             if not os.path.isdir(root):
                 os.makedirs(root)
             for name in COMPONENTS:
@@ -127,11 +129,11 @@ def cmd_sources(ctl, args):
                 handle.write(want + '\n')
         else:
             ctl.say('    exist (recipe unchanged; --reset to go back to the first commits)')
-        if args.advance:
-            if args.advance not in COMPONENTS:
+        if name:
+            if name not in COMPONENTS:
                 raise ctl.LabError('--advance takes one of %s' % ', '.join(COMPONENTS))
-            head = advance(ctl, args.advance, args.build_seconds)
-            ctl.say('    %s.git main -> %s (builds take %d s)' % (args.advance, head, args.build_seconds))
+            head = advance(ctl, name, seconds)
+            ctl.say('    %s.git main -> %s (builds take %d s)' % (name, head, seconds))
 
 
 def toolchain_pins():
