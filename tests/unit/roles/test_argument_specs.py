@@ -35,8 +35,10 @@ def test_spec_and_defaults_agree(role):
     assert spec, '%s has no meta/argument_specs.yml' % role
     options = spec['argument_specs']['main'].get('options') or {}
     assert sorted(set(defaults) - set(options)) == [], 'defaults of %s missing from its argument spec' % role
+    # A private role (leading underscore) documents the collection-wide llmfleet_* variables it reads.
+    prefix = 'llmfleet_' if role.startswith('_') else role + '_'
     for name, option in options.items():
-        assert name.startswith(role + '_'), '%s: option %s does not carry the role name' % (role, name)
+        assert name.startswith(prefix), '%s: option %s does not carry the role name' % (role, name)
         assert option.get('description'), '%s: option %s has no description' % (role, name)
         assert option.get('type'), '%s: option %s has no type' % (role, name)
         if name in defaults:

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The node's platform: its row of the support table and its kind, derived once by the base role."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+# ansible_facts.virtualization_type values of containers (the kernel is the host's).
+CONTAINER_TYPES = frozenset(['container', 'containerd', 'docker', 'lxc', 'openvz', 'podman', 'systemd-nspawn', 'wsl'])
+_LIST_KEYS = ('kernel_packages', 'cpupower_packages')
+
+
+def _is_container(facts):
+    return (facts.get('virtualization_role') == 'guest'
+            and facts.get('virtualization_type') in CONTAINER_TYPES)
+
+
+def node_platform(facts, table, kernel_managed=None):
+    """``ansible_facts`` + the support table -> the node's platform.
+
+    ``table`` maps ``<distribution>-<major version>`` to the row of a supported system. The
+    result holds the row (its ``{kernel}`` placeholders filled with the running kernel),
+    ``key``, ``kernel``, ``name``, ``supported``, ``supported_names`` and the node's kind:
+    ``kernel_managed`` (the kernel, its modules, its command line and /proc/sys are ours to
+    change) and ``kernel_managed_reason``. An explicit ``kernel_managed`` (the inventory's
+    ``llmfleet_node_kernel_managed``) wins; otherwise a container's kernel is the host's.
+    """
+    if not isinstance(facts, dict) or not isinstance(table, dict) or not table:
+        raise AnsibleFilterError('node_platform: expects ansible_facts and the support table (a non-empty mapping)')
+    distribution = facts.get('distribution') or 'unknown'
+    major = facts.get('distribution_major_version') or ''
+    key = '%s-%s' % (distribution, major)
+    row = table.get(key)
+    kernel = facts.get('kernel') or ''
+    platform = {
+        'key': key,
+        'kernel': kernel,
+        'supported': row is not None,
+        'name': (row or {}).get('name') or ('%s %s' % (distribution, facts.get('distribution_version') or major)).strip(),
+        'supported_names': [table[name].get('name', name) for name in sorted(table)],
+    }
+    for name, value in (row or {}).items():
+        if name == 'name':
+            continue
+        if name in _LIST_KEYS or isinstance(value, list):
+            platform[name] = [str(item).replace('{kernel}', kernel) for item in value]
+        else:
+            platform[name] = value
+    for name in _LIST_KEYS:
+        platform.setdefault(name, [])
+    platform.setdefault('rocm_suite', '')
+    if kernel_managed is not None:
+        if not isinstance(kernel_managed, bool):
+            raise AnsibleFilterError('llmfleet_node_kernel_managed must be true or false, not %r' % (kernel_managed,))
+        platform['kernel_managed'] = kernel_managed
+        platform['kernel_managed_reason'] = 'llmfleet_node_kernel_managed is set in the inventory'
+    elif _is_container(facts):
+        platform['kernel_managed'] = False
+        platform['kernel_managed_reason'] = ('the node is a %s container: its kernel, boot loader and /proc/sys are the host\'s'
+                                             % facts.get('virtualization_type'))
+    else:
+        platform['kernel_managed'] = True
+        platform['kernel_managed_reason'] = 'the node runs its own kernel'
+    return platform
+
+
+def node_setting(value, platform, name='kernel_managed'):
+    """A role's own knob (``None`` = follow the node's kind) or the platform's value."""
+    if value is not None:
+        return value
+    if not isinstance(platform, dict) or name not in platform:
+        raise AnsibleFilterError('node_setting: llmfleet_platform has no %s: include llmfleet.rocm._common (tasks_from: platform) first' % name)
+    return platform[name]
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'node_platform': node_platform, 'node_setting': node_setting}

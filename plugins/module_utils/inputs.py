@@ -1,0 +1,124 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Input checks of the roles, as pure functions.
+
+Each role keeps its rules in one ``RuleSet``: a rule is a function of the role's variables
+(``values``, a mapping of every ``<role>_*`` variable) and a context (``ctx``: the platform from
+the base role, and whatever node readings the role feeds in), returning ``None``, one message or a
+list of messages. A message names the variable, the value and what to do. The role's
+``<role>_input_problems`` filter returns the messages; the tests call ``RuleSet.check`` to see
+which rule spoke, so that every rule is proven to be reachable.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+_ABSOLUTE_PATH_RE = re.compile(r'^/[^\x00-\x1f\x7f]*\Z')
+_HTTP_URL_RE = re.compile(r'^https?://[^/\s]+[^\s]*\Z')
+# A value that a file we write keeps on one line (no line breaks, no other control characters).
+_ONE_LINE_RE = re.compile(r'^[^\x00-\x1f\x7f]*\Z')
+
+
+class RuleSet(object):
+    """The input rules of one role, in the order they are checked."""
+
+    def __init__(self, role):
+        self.role = role
+        self.rules = []
+
+    def rule(self, rule_id):
+        """Decorator: register ``func(values, ctx)`` under ``rule_id``."""
+        if any(existing == rule_id for existing, _func in self.rules):
+            raise ValueError('rule %s is registered twice' % rule_id)
+
+        def register(func):
+            self.rules.append((rule_id, func))
+            return func
+        return register
+
+    @property
+    def ids(self):
+        return [rule_id for rule_id, _func in self.rules]
+
+    def check(self, values, ctx=None):
+        """Run every rule: a list of ``(rule_id, message)``."""
+        values = dict(values or {})
+        ctx = dict(ctx or {})
+        found = []
+        for rule_id, func in self.rules:
+            try:
+                result = func(values, ctx)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                result = ('%s role: the check %s could not read its inputs (%s: %s); check the types of the %s_* variables'
+                          ' against the role\'s meta/argument_specs.yml.' % (self.role, rule_id, type(exc).__name__, exc, self.role))
+            if result is None:
+                continue
+            if isinstance(result, str):
+                result = [result]
+            found.extend((rule_id, message) for message in result if message)
+        return found
+
+    def messages(self, values, ctx=None):
+        return [message for _rule_id, message in self.check(values, ctx)]
+
+
+def supported_system_rule(ruleset):
+    """Register the rule every node role shares: the node's system is in the support table."""
+    role = ruleset.role
+
+    @ruleset.rule('%s-unsupported-system' % role)
+    def _unsupported(values, ctx):
+        platform = ctx.get('platform') or {}
+        if platform.get('supported'):
+            return None
+        return ('Unsupported system %s: the %s role supports %s.'
+                % (platform.get('name') or 'unknown', role, ', '.join(platform.get('supported_names') or [])))
+    return _unsupported
+
+
+def show(value):
+    """A value as it appears in a message (JSON: quotes and escapes show what was given)."""
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def is_absolute_path(value):
+    return isinstance(value, str) and _ABSOLUTE_PATH_RE.match(value) is not None and value != '/'
+
+
+def is_http_url(value):
+    return isinstance(value, str) and _HTTP_URL_RE.match(value) is not None
+
+
+def is_one_line(value):
+    return isinstance(value, str) and _ONE_LINE_RE.match(value) is not None
+
+
+def as_int(value):
+    """An int from an int or a string of digits; None for anything else (bools included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.match(r'^-?[0-9]+\Z', value.strip()):
+        return int(value.strip())
+    return None
+
+
+def as_number(value):
+    """A float from a number or a numeric string; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
