@@ -117,42 +117,30 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError
 from ansible_collections.llmfleet.rocm.plugins.module_utils import numactl
+from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, list_dir, read_text
 
-C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
-BIN_DIRS = ['/usr/bin', '/usr/sbin', '/sbin', '/bin']
 NODE_DIR_RE = re.compile(r'^node(?P<id>\d+)$')
 
 
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def _first_lines(text, count=5):
-    lines = [line for line in (text or '').splitlines() if line.strip()]
-    return ' | '.join(lines[:count]) or '(no output)'
+def _no_numa(rc, parsed):
+    """numactl exits 1 after "No NUMA available on this system": an answer, not a failure."""
+    return not parsed['available']
 
 
 def read_sysfs(sysfs_path):
     """Nodes and distances from /sys/devices/system/node; None when the directory has no node."""
     base = os.path.join(sysfs_path, 'devices', 'system', 'node')
-    try:
-        names = os.listdir(base)
-    except (IOError, OSError):
-        return None
+    names = list_dir(base)
     ids = sorted(int(match.group('id')) for match in (NODE_DIR_RE.match(name) for name in names) if match)
     if not ids:
         return None
     nodes, rows = [], []
     for node_id in ids:
         node_dir = os.path.join(base, 'node%d' % node_id)
-        memory, free = numactl.parse_node_meminfo(_read(os.path.join(node_dir, 'meminfo')))
-        nodes.append({'id': node_id, 'cpus': numactl.parse_cpulist(_read(os.path.join(node_dir, 'cpulist'))),
+        memory, free = numactl.parse_node_meminfo(read_text(os.path.join(node_dir, 'meminfo')))
+        nodes.append({'id': node_id, 'cpus': numactl.parse_cpulist(read_text(os.path.join(node_dir, 'cpulist'))),
                       'memory_mb': memory, 'free_mb': free})
-        rows.append(numactl.parse_distance_line(_read(os.path.join(node_dir, 'distance'))))
+        rows.append(numactl.parse_distance_line(read_text(os.path.join(node_dir, 'distance'))))
     distances = rows if all(row is not None and len(row) == len(ids) for row in rows) else []
     return {'nodes': nodes, 'distances': distances}
 
@@ -165,27 +153,13 @@ def main():
         supports_check_mode=True,
     )
     sysfs_path = module.params['sysfs_path']
-    commands = []
+    runner = ToolRunner(module)
     result = None
     available = None
 
-    path = module.get_bin_path('numactl', opt_dirs=BIN_DIRS)
+    path = runner.find('numactl')
     if path:
-        argv = [path, '--hardware']
-        commands.append(argv)
-        rc, out, err = module.run_command(argv, check_rc=False, environ_update=C_LOCALE)
-        try:
-            parsed = numactl.parse_numactl_hardware(out + ('\n' + err if err else ''))
-        except ParseError as exc:
-            if rc != 0:
-                module.fail_json(msg='%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(err or out)),
-                                 tool='numactl', commands=commands)
-            module.fail_json(msg='numactl printed output that llmfleet.rocm cannot read (%s). Please report it with the '
-                                 'output of "%s".' % (exc.detail, ' '.join(argv)), tool='numactl', commands=commands)
-        # numactl exits 1 after "No NUMA available on this system".
-        if rc != 0 and parsed['available']:
-            module.fail_json(msg='%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(err or out)),
-                             tool='numactl', commands=commands)
+        parsed = runner.read('numactl', [path, '--hardware'], numactl.parse_numactl_hardware, accept_rc=_no_numa)
         for line in parsed['warnings']:
             module.warn('numactl: %s' % line)
         available = parsed['available']
@@ -196,19 +170,17 @@ def main():
         try:
             from_sysfs = read_sysfs(sysfs_path)
         except ParseError as exc:
-            module.fail_json(msg='The NUMA node files in %s are not readable (%s).' % (sysfs_path, exc.detail),
-                             commands=commands)
+            runner.fail('The NUMA node files in %s are not readable (%s).' % (sysfs_path, exc.detail))
         if from_sysfs is not None:
             result = dict(from_sysfs, source='sysfs')
             if available is None:
                 available = True
         else:
-            online = _read(os.path.join(sysfs_path, 'devices', 'system', 'cpu', 'online'))
+            online = read_text(os.path.join(sysfs_path, 'devices', 'system', 'cpu', 'online'))
             try:
                 cpus = numactl.parse_cpulist(online)
             except ParseError as exc:
-                module.fail_json(msg='%s/devices/system/cpu/online is not a CPU list (%s).' % (sysfs_path, exc.detail),
-                                 commands=commands)
+                runner.fail('%s/devices/system/cpu/online is not a CPU list (%s).' % (sysfs_path, exc.detail))
             result = {'source': 'cpu', 'nodes': [{'id': 0, 'cpus': cpus, 'memory_mb': None, 'free_mb': None}],
                       'distances': []}
             available = False
@@ -221,7 +193,7 @@ def main():
         'nodes': result['nodes'],
         'distances': result['distances'],
     }
-    module.exit_json(changed=False, ansible_facts={'numa': facts}, commands=commands)
+    module.exit_json(changed=False, ansible_facts={'numa': facts}, commands=runner.commands)
 
 
 if __name__ == '__main__':

@@ -281,17 +281,10 @@ commands:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
 from ansible_collections.llmfleet.rocm.plugins.module_utils import lspci
+from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner
 
-C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
 LSPCI_ARGS = ['-D', '-nn', '-vvv']
-BIN_DIRS = ['/usr/bin', '/usr/sbin', '/sbin', '/bin']
-
-
-def _first_lines(text, count=5):
-    lines = [line for line in (text or '').splitlines() if line.strip()]
-    return ' | '.join(lines[:count]) or '(no output)'
 
 
 def _sysfs_parents(sysfs_path, address):
@@ -309,29 +302,16 @@ def main():
         supports_check_mode=True,
     )
     sysfs_path = module.params['sysfs_path']
-    commands = []
+    runner = ToolRunner(module)
     facts = {'source': None, 'capabilities_readable': None, 'topology_source': None, 'devices': []}
     facts.update(lspci.summarize([]))
 
-    path = module.get_bin_path('lspci', opt_dirs=BIN_DIRS)
+    path = runner.find('lspci')
     if not path:
         module.warn('lspci was not found: install the pciutils package to read PCIe devices, links and ACS.')
-        module.exit_json(changed=False, ansible_facts={'pcie': facts}, commands=commands)
+        module.exit_json(changed=False, ansible_facts={'pcie': facts}, commands=runner.commands)
 
-    argv = [path] + LSPCI_ARGS
-    commands.append(argv)
-    rc, out, err = module.run_command(argv, check_rc=False, environ_update=C_LOCALE)
-    try:
-        parsed = lspci.parse_lspci(out + ('\n' + err if err else ''))
-    except ToolError as exc:
-        module.fail_json(msg='lspci reported an error: "%s". %s' % (exc.line, exc.hint), tool='lspci',
-                         tool_line=exc.line, commands=commands)
-    except ParseError as exc:
-        module.fail_json(msg='lspci printed output that llmfleet.rocm cannot read (%s). Please report it with the '
-                             'output of "%s".' % (exc.detail, ' '.join(argv)), tool='lspci', commands=commands)
-    if rc != 0:
-        module.fail_json(msg='%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(err or out)),
-                         tool='lspci', commands=commands)
+    parsed = runner.read('lspci', [path] + LSPCI_ARGS, lspci.parse_lspci)
 
     devices = parsed['devices']
     from_sysfs = 0
@@ -352,7 +332,7 @@ def main():
     if not parsed['capabilities_readable']:
         module.warn('lspci could not read PCI capabilities (Capabilities: <access denied>): link state and ACS are '
                     'unknown. Run llmfleet.rocm.pcie_facts with become: true.')
-    module.exit_json(changed=False, ansible_facts={'pcie': facts}, commands=commands)
+    module.exit_json(changed=False, ansible_facts={'pcie': facts}, commands=runner.commands)
 
 
 if __name__ == '__main__':

@@ -147,55 +147,38 @@ commands:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError, normalize_pci_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ToolError, normalize_pci_address
 from ansible_collections.llmfleet.rocm.plugins.module_utils import ibv_devinfo
+from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, list_dir, read_text
 
-C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
-BIN_DIRS = ['/usr/bin', '/usr/sbin', '/sbin', '/bin']
 # ibv_devinfo exits 255 after "No IB devices found".
 NO_DEVICES_RC = 255
 
 
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def _listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except (IOError, OSError):
-        return []
-
-
-def _first_lines(text, count=5):
-    lines = [line for line in (text or '').splitlines() if line.strip()]
-    return ' | '.join(lines[:count]) or '(no output)'
+def _no_devices(rc, parsed):
+    return rc == NO_DEVICES_RC and not parsed['devices']
 
 
 def read_sysfs(sysfs_path):
     """RDMA devices the kernel registered: name -> (device dict, pci address, netdevs)."""
     base = os.path.join(sysfs_path, 'class', 'infiniband')
     found = {}
-    for name in _listdir(base):
+    for name in list_dir(base):
         root = os.path.join(base, name)
         ports = []
-        for number in _listdir(os.path.join(root, 'ports')):
+        for number in list_dir(os.path.join(root, 'ports')):
             if not number.isdigit():
                 continue
             port_dir = os.path.join(root, 'ports', number)
-            ports.append(ibv_devinfo.sysfs_port(int(number), _read(os.path.join(port_dir, 'state')),
-                                                _read(os.path.join(port_dir, 'link_layer'))))
+            ports.append(ibv_devinfo.sysfs_port(int(number), read_text(os.path.join(port_dir, 'state')),
+                                                read_text(os.path.join(port_dir, 'link_layer'))))
         ports.sort(key=lambda port: port['port'])
-        device = ibv_devinfo.sysfs_device(name, _read(os.path.join(root, 'fw_ver')),
-                                          _read(os.path.join(root, 'node_guid')), ports)
+        device = ibv_devinfo.sysfs_device(name, read_text(os.path.join(root, 'fw_ver')),
+                                          read_text(os.path.join(root, 'node_guid')), ports)
         pci_address = None
         if os.path.exists(os.path.join(root, 'device')):
             pci_address = normalize_pci_address(os.path.basename(os.path.realpath(os.path.join(root, 'device'))))
-        found[name] = (device, pci_address, _listdir(os.path.join(root, 'device', 'net')))
+        found[name] = (device, pci_address, list_dir(os.path.join(root, 'device', 'net')))
     return found
 
 
@@ -217,33 +200,22 @@ def main():
         ),
         supports_check_mode=True,
     )
-    commands = []
+    runner = ToolRunner(module)
     kernel = read_sysfs(module.params['sysfs_path'])
     sources = ['sysfs'] if kernel else []
     devices = {}
 
-    path = module.get_bin_path('ibv_devinfo', opt_dirs=BIN_DIRS)
+    path = runner.find('ibv_devinfo')
     if path:
-        argv = [path]
-        commands.append(argv)
-        rc, out, err = module.run_command(argv, check_rc=False, environ_update=C_LOCALE)
         try:
-            parsed = ibv_devinfo.parse_ibv_devinfo(out + ('\n' + err if err else ''))
+            parsed = runner.read('ibv_devinfo', [path], ibv_devinfo.parse_ibv_devinfo, accept_rc=_no_devices,
+                                 raise_tool_errors=True)
         except ToolError as exc:
             if kernel:
-                module.fail_json(msg='ibv_devinfo reported an error: "%s". %s' % (exc.line, exc.hint), tool='ibv_devinfo',
-                                 tool_line=exc.line, commands=commands)
+                runner.fail_tool_error(exc, tool='ibv_devinfo')
             # The kernel lists no RDMA device either: the error only says there is nothing to open.
             module.warn('ibv_devinfo: "%s"; the kernel lists no RDMA device, so the node has none.' % exc.line)
             parsed = {'devices': [], 'warnings': []}
-            rc = NO_DEVICES_RC
-        except ParseError as exc:
-            module.fail_json(msg='ibv_devinfo printed output that llmfleet.rocm cannot read (%s). Please report it with '
-                                 'the output of "%s".' % (exc.detail, ' '.join(argv)), tool='ibv_devinfo',
-                             commands=commands)
-        if rc != 0 and not (rc == NO_DEVICES_RC and not parsed['devices']):
-            module.fail_json(msg='%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(err or out)),
-                             tool='ibv_devinfo', commands=commands)
         sources.append('ibv_devinfo')
         for line in parsed['warnings']:
             module.warn('ibv_devinfo: %s' % line)
@@ -268,7 +240,7 @@ def main():
         'device_count': len(devices),
         'devices': [devices[name] for name in sorted(devices)],
     }
-    module.exit_json(changed=False, ansible_facts={'rdma': facts}, commands=commands)
+    module.exit_json(changed=False, ansible_facts={'rdma': facts}, commands=runner.commands)
 
 
 if __name__ == '__main__':

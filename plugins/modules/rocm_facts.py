@@ -158,62 +158,15 @@ commands:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
 from ansible_collections.llmfleet.rocm.plugins.module_utils import amd_smi, gpu_facts, rocm_smi, rocminfo
+from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, output_text, read_text
 
-C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
 ROCM_SMI_FLAGS = ['--showproductname', '--showbus', '--showtoponuma', '--showmeminfo', 'vram', '--showdriverversion']
 
 
-class ToolFailed(Exception):
-    """A tool could not be run or exited non-zero without a recognised error line."""
-
-
-class Runner(object):
-    """Runs tools with argv lists in the C locale and remembers what was run."""
-
-    def __init__(self, module):
-        self.module = module
-        self.commands = []
-
-    def run(self, argv):
-        self.commands.append(list(argv))
-        rc, out, err = self.module.run_command(argv, check_rc=False, environ_update=C_LOCALE)
-        return rc, out, err
-
-
-def _text_of(out, err):
-    """Tools print errors on either stream: parse both, stdout first."""
-    return out if not err else (out + '\n' + err if out else err)
-
-
-def _parse(tool, parser, argv, rc, out, err):
-    """Parse one run; a non-zero exit whose output holds no known error line is a failure too."""
-    text = _text_of(out, err)
-    try:
-        result = parser(text)
-    except ParseError:
-        if rc != 0:
-            raise ToolFailed('%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(text)))
-        raise
-    if rc != 0:
-        raise ToolFailed('%s exited with %d: %s' % (' '.join(argv), rc, _first_lines(text)))
-    return result
-
-
-def _first_lines(text, count=5):
-    lines = [line for line in (text or '').splitlines() if line.strip()]
-    return ' | '.join(lines[:count]) or '(no output)'
-
-
 def read_amd_smi(runner, path):
-    argv = [path, 'static', '--json']
-    rc, out, err = runner.run(argv)
-    result = _parse('amd-smi', amd_smi.parse_amd_smi_static_json, argv, rc, out, err)
-    argv = [path, 'version']
-    rc, out, err = runner.run(argv)
-    version = _parse('amd-smi', amd_smi.parse_amd_smi_version, argv, rc, out, err)
-    result = dict(result)
+    result = dict(runner.read('amd-smi', [path, 'static', '--json'], amd_smi.parse_amd_smi_static_json))
+    version = runner.read('amd-smi', [path, 'version'], amd_smi.parse_amd_smi_version)
     result['rocm_version'] = version.get('rocm_version')
     return result
 
@@ -221,30 +174,18 @@ def read_amd_smi(runner, path):
 def read_rocm_smi(runner, path):
     argv = [path] + ROCM_SMI_FLAGS + ['--json']
     rc, out, err = runner.run(argv)
-    text = _text_of(out, err)
+    text = output_text(out, err)
     if rc != 0 and 'unrecognized arguments' in text and '--json' in text:
         # Releases before --json existed: the same sections as text.
-        argv = [path] + ROCM_SMI_FLAGS
-        rc, out, err = runner.run(argv)
-        return _parse('rocm-smi', rocm_smi.parse_rocm_smi_text, argv, rc, out, err)
-    return _parse('rocm-smi', rocm_smi.parse_rocm_smi_json, argv, rc, out, err)
+        return runner.read('rocm-smi', [path] + ROCM_SMI_FLAGS, rocm_smi.parse_rocm_smi_text)
+    return runner.parse('rocm-smi', argv, rocm_smi.parse_rocm_smi_json, rc, out, err)
 
 
 def read_rocminfo(runner, path):
-    argv = [path]
-    rc, out, err = runner.run(argv)
-    return _parse('rocminfo', rocminfo.parse_rocminfo, argv, rc, out, err)
+    return runner.read('rocminfo', [path], rocminfo.parse_rocminfo)
 
 
 READERS = (('amd-smi', read_amd_smi), ('rocm-smi', read_rocm_smi), ('rocminfo', read_rocminfo))
-
-
-def _read_file(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
 
 
 def main():
@@ -260,31 +201,21 @@ def main():
     )
     rocm_path = module.params['rocm_path']
     sysfs_path = module.params['sysfs_path']
-    runner = Runner(module)
+    runner = ToolRunner(module, opt_dirs=[os.path.join(rocm_path, 'bin')])
     parsed = {}
     warnings = []
 
     for tool, reader in READERS:
         if tool not in module.params['tools']:
             continue
-        path = module.get_bin_path(tool, opt_dirs=[os.path.join(rocm_path, 'bin')])
+        path = runner.find(tool)
         if not path:
             continue
-        try:
-            parsed[tool] = reader(runner, path)
-        except ToolError as exc:
-            module.fail_json(msg='%s reported an error: "%s". %s' % (tool, exc.line, exc.hint),
-                             tool=tool, tool_line=exc.line, commands=runner.commands)
-        except ParseError as exc:
-            module.fail_json(msg='%s printed output that llmfleet.rocm cannot read (%s). Please report it with the '
-                                 'output of "%s".' % (tool, exc.detail, ' '.join(runner.commands[-1])),
-                             tool=tool, commands=runner.commands)
-        except ToolFailed as exc:
-            module.fail_json(msg='%s failed: %s' % (tool, exc), tool=tool, commands=runner.commands)
+        parsed[tool] = reader(runner, path)
         warnings.extend('%s: %s' % (tool, line) for line in parsed[tool].get('warnings') or [])
 
     def read_numa_node(address):
-        text = _read_file(os.path.join(sysfs_path, 'bus', 'pci', 'devices', address, 'numa_node'))
+        text = read_text(os.path.join(sysfs_path, 'bus', 'pci', 'devices', address, 'numa_node'))
         try:
             node = int(text.strip())
         except (AttributeError, ValueError):
@@ -294,20 +225,20 @@ def main():
     facts, merge_warnings = gpu_facts.merge(
         parsed,
         read_numa_node=read_numa_node,
-        rocm_version_text=_read_file(os.path.join(rocm_path, '.info', 'version')),
-        driver_version_text=_read_file(os.path.join(sysfs_path, 'module', 'amdgpu', 'version')),
+        rocm_version_text=read_text(os.path.join(rocm_path, '.info', 'version')),
+        driver_version_text=read_text(os.path.join(sysfs_path, 'module', 'amdgpu', 'version')),
     )
 
     warnings.extend(merge_warnings)
 
     if module.params['require_gpus'] and facts['gpu_count'] == 0:
         if not parsed:
-            module.fail_json(msg='No ROCm tool (amd-smi, rocm-smi, rocminfo) was found on PATH or in %s/bin: install the ROCm '
-                                 'packages (the llmfleet.rocm.rocm role does) before asking for GPUs.' % rocm_path,
-                             commands=runner.commands, ansible_facts={'rocm': facts})
-        module.fail_json(msg='The ROCm tools (%s) answered but found no GPU: check that the GPUs are seated and visible in '
-                             '"lspci -d 1002:", and "dmesg | grep amdgpu".' % ', '.join(facts['sources']),
-                         commands=runner.commands, ansible_facts={'rocm': facts})
+            runner.fail('No ROCm tool (amd-smi, rocm-smi, rocminfo) was found on PATH or in %s/bin: install the ROCm '
+                        'packages (the llmfleet.rocm.rocm role does) before asking for GPUs.' % rocm_path,
+                        ansible_facts={'rocm': facts})
+        runner.fail('The ROCm tools (%s) answered but found no GPU: check that the GPUs are seated and visible in '
+                    '"lspci -d 1002:", and "dmesg | grep amdgpu".' % ', '.join(facts['sources']),
+                    ansible_facts={'rocm': facts})
 
     result = dict(changed=False, ansible_facts={'rocm': facts}, commands=runner.commands)
     for warning in warnings:
