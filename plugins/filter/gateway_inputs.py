@@ -1,0 +1,348 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Input checks of the gateway role (``gateway_input_problems``) and its server keys (``gateway_server_keys``)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, show, supported_system_rule
+
+# What the inputs may hold.
+_ADDRESS_RE = re.compile(r'^[A-Za-z0-9._:-]+\Z')
+_DRAINED_RE = re.compile(r'^([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):[0-9]+\Z')
+_HEADER_RE = re.compile(r'^[A-Za-z0-9-]+\Z')
+_SIZE_RE = re.compile(r'^[0-9]+[kKmMgG]?\Z')
+_TIME_RE = re.compile(r'^[0-9]+(ms|s|m|h|d)?\Z')
+_RATE_RE = re.compile(r'^[1-9][0-9]*r/[sm]\Z')
+_PORT_RE = re.compile(r'^[1-9][0-9]{0,4}\Z')
+# Bearer token characters (RFC 6750 b64token); the key file writes them inside a regular
+# expression, where only . and + need care.
+_API_KEY_RE = re.compile(r'^[A-Za-z0-9._~+/-]{16,}=*\Z')
+
+_SIZES = ('gateway_zone_size', 'gateway_client_max_body_size', 'gateway_client_body_buffer_size', 'gateway_rate_limit_zone_size')
+_TIMES = ('gateway_keepalive_timeout', 'gateway_fail_timeout', 'gateway_connect_timeout', 'gateway_read_timeout',
+          'gateway_send_timeout', 'gateway_next_upstream_timeout')
+_COUNTS = ('gateway_keepalive', 'gateway_max_fails', 'gateway_next_upstream_tries', 'gateway_rate_limit_burst')
+_PORTS = ('gateway_listen_port', 'gateway_tls_port')
+
+
+def _well_formed(endpoint):
+    """An entry usable at all: a mapping with a string address and a port."""
+    return isinstance(endpoint, dict) and isinstance(endpoint.get('address'), str) and 'port' in endpoint
+
+
+def _key(endpoint):
+    address = endpoint['address']
+    return '%s:%s' % (('[%s]' % address) if ':' in address else address, endpoint['port'])
+
+
+def gateway_server_keys(endpoints):
+    """The upstream's endpoints -> "address:port" of each usable one, IPv6 addresses in brackets."""
+    return [_key(endpoint) for endpoint in (endpoints or []) if _well_formed(endpoint)]
+
+
+def _text(value):
+    """A size, time or rate as nginx reads it: a string, or a whole number written as one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    return value if isinstance(value, str) else None
+
+
+def _bool(value):
+    if isinstance(value, str):
+        return value.strip().lower() in ('true', 'yes', '1')
+    return bool(value)
+
+
+def _tls(values):
+    return bool(values['gateway_tls_certificate']) and bool(values['gateway_tls_key'])
+
+
+def _keys(ctx):
+    return gateway_server_keys(ctx.get('endpoints'))
+
+
+def _source(ctx):
+    return ctx.get('endpoints_source') or 'gateway_endpoints'
+
+
+def _group_known(values, ctx):
+    return values['gateway_worker_group'] in (ctx.get('groups') or {})
+
+
+RULES = RuleSet('gateway')
+supported_system_rule(RULES)
+
+
+@RULES.rule('gateway-worker-group-unknown')
+def _worker_group(values, ctx):
+    if _bool(ctx.get('from_facts')) and not _group_known(values, ctx):
+        return ('gateway_worker_group %s is not a group of the inventory: name the group of the GPU nodes,'
+                ' or list the workers in gateway_endpoints.' % show(values['gateway_worker_group']))
+    return None
+
+
+@RULES.rule('gateway-hosts-without-endpoints')
+def _hosts_missing(values, ctx):
+    missing = ctx.get('hosts_missing') or []
+    if _bool(ctx.get('from_facts')) and missing:
+        return ('Hosts %s of group %s have no llmfleet_worker_endpoints fact: run the workers role on them in the same'
+                ' ansible-playbook run (site.yml does) or keep facts in a fact cache, or list the workers in gateway_endpoints.'
+                % (', '.join(str(host) for host in missing), values['gateway_worker_group']))
+    return None
+
+
+@RULES.rule('gateway-upstream-empty')
+def _empty(values, ctx):
+    if not ctx.get('endpoints') and (not _bool(ctx.get('from_facts')) or _group_known(values, ctx)):
+        return ('The upstream would be empty: %s list no worker. Deploy the workers first, or list them in'
+                ' gateway_endpoints as {address, port}.' % _source(ctx))
+    return None
+
+
+@RULES.rule('gateway-endpoints-malformed')
+def _malformed(values, ctx):
+    malformed = [endpoint for endpoint in (ctx.get('endpoints') or []) if not _well_formed(endpoint)]
+    if malformed:
+        return '%d entries of %s are not {address, port}: %s.' % (len(malformed), _source(ctx), show(malformed))
+    return None
+
+
+@RULES.rule('gateway-endpoint-addresses')
+def _addresses(values, ctx):
+    bad = [endpoint['address'] for endpoint in (ctx.get('endpoints') or [])
+           if _well_formed(endpoint) and not _ADDRESS_RE.match(endpoint['address'])]
+    if bad:
+        return ('Addresses in %s that are not an IP address or a host name: %s (IPv6 without brackets).'
+                % (_source(ctx), ', '.join(show(address) for address in bad)))
+    return None
+
+
+@RULES.rule('gateway-endpoint-ports')
+def _ports(values, ctx):
+    ports = [str(endpoint['port']) for endpoint in (ctx.get('endpoints') or []) if _well_formed(endpoint)]
+    bad = [port for port in ports if not _PORT_RE.match(port) or int(port) > 65535]
+    if bad:
+        return 'Ports in %s outside 1..65535: %s.' % (_source(ctx), ', '.join(show(port) for port in bad))
+    return None
+
+
+@RULES.rule('gateway-servers-duplicate')
+def _duplicates(values, ctx):
+    keys = _keys(ctx)
+    duplicates = []
+    for key in keys:
+        if keys.count(key) > 1 and key not in duplicates:
+            duplicates.append(key)
+    if duplicates:
+        return ('Servers listed more than once in %s: %s (each worker needs the address the gateway reaches it on).'
+                % (_source(ctx), ', '.join(duplicates)))
+    return None
+
+
+def _drained_ok(entry):
+    return isinstance(entry, str) and _DRAINED_RE.match(entry) is not None
+
+
+@RULES.rule('gateway-drained-format')
+def _drained_format(values, ctx):
+    bad = [entry for entry in values['gateway_drained'] if not _drained_ok(entry)]
+    if bad:
+        return ('gateway_drained entries are not "address:port" ("[fd00::1]:8000" for IPv6): %s.'
+                % ', '.join(show(entry) for entry in bad))
+    return None
+
+
+@RULES.rule('gateway-drained-unknown')
+def _drained_unknown(values, ctx):
+    keys = _keys(ctx)
+    unknown = [entry for entry in values['gateway_drained'] if _drained_ok(entry) and entry not in keys]
+    if unknown:
+        return ('gateway_drained names %s, which the upstream does not have (it has %s): nothing would be drained.'
+                % (', '.join(unknown), ', '.join(keys)))
+    return None
+
+
+@RULES.rule('gateway-drained-all')
+def _drained_all(values, ctx):
+    keys = _keys(ctx)
+    if keys and all(key in values['gateway_drained'] for key in keys):
+        return ('gateway_drained takes out every server (%s): every request would fail. Drain fewer servers at a time.'
+                % ', '.join(keys))
+    return None
+
+
+@RULES.rule('gateway-hash-header')
+def _hash_header(values, ctx):
+    header = values['gateway_hash_header']
+    if not (isinstance(header, str) and _HEADER_RE.match(header)):
+        return 'gateway_hash_header %s is not a header name (letters, digits and dashes), such as X-Session-ID.' % show(header)
+    return None
+
+
+def _bad(values, names, pattern):
+    return ['%s %s' % (name, show(values[name])) for name in names
+            if _text(values[name]) is None or not pattern.match(_text(values[name]))]
+
+
+@RULES.rule('gateway-sizes')
+def _sizes(values, ctx):
+    bad = _bad(values, _SIZES, _SIZE_RE)
+    if bad:
+        return '%s: not an nginx size (a number with an optional k, m or g, like 16m).' % ', '.join(bad)
+    return None
+
+
+@RULES.rule('gateway-times')
+def _times(values, ctx):
+    bad = _bad(values, _TIMES, _TIME_RE)
+    if bad:
+        return '%s: not an nginx time (a number with an optional ms, s, m, h or d, like 3600s).' % ', '.join(bad)
+    return None
+
+
+@RULES.rule('gateway-counts-negative')
+def _negative(values, ctx):
+    bad = ['%s %s' % (name, show(values[name])) for name in _COUNTS
+           if as_int(values[name]) is None or as_int(values[name]) < 0]
+    if bad:
+        return '%s: must not be negative (a whole number, 0 or more).' % ', '.join(bad)
+    return None
+
+
+@RULES.rule('gateway-keepalive-requests')
+def _keepalive_requests(values, ctx):
+    number = as_int(values['gateway_keepalive_requests'])
+    if number is None or number < 1:
+        return 'gateway_keepalive_requests is %s: it must be at least 1.' % show(values['gateway_keepalive_requests'])
+    return None
+
+
+@RULES.rule('gateway-worker-connections')
+def _worker_connections(values, ctx):
+    number = as_int(values['gateway_worker_connections'])
+    if number is None or number < 64:
+        return 'gateway_worker_connections is %s: it must be at least 64.' % show(values['gateway_worker_connections'])
+    return None
+
+
+@RULES.rule('gateway-next-upstream-off')
+def _next_upstream(values, ctx):
+    cases = values['gateway_next_upstream']
+    if 'off' in cases and len(cases) > 1:
+        return ('gateway_next_upstream %s has "off" together with other cases: use ["off"] alone, or the cases only.'
+                % show(cases))
+    return None
+
+
+@RULES.rule('gateway-ports-range')
+def _ports_range(values, ctx):
+    bad = ['%s %s' % (name, show(values[name])) for name in _PORTS
+           if as_int(values[name]) is None or not 0 <= as_int(values[name]) <= 65535]
+    if bad:
+        return '%s: outside 0..65535.' % ', '.join(bad)
+    return None
+
+
+@RULES.rule('gateway-listen-address')
+def _listen_address(values, ctx):
+    address = values['gateway_listen_address']
+    if address and not (isinstance(address, str) and _ADDRESS_RE.match(address)):
+        return ('gateway_listen_address %s is not an IP address or a host name (IPv6 without brackets; "" for every IPv4'
+                ' address).' % show(address))
+    return None
+
+
+@RULES.rule('gateway-tls-pair')
+def _tls_pair(values, ctx):
+    if bool(values['gateway_tls_certificate']) != bool(values['gateway_tls_key']):
+        return ('Set both gateway_tls_certificate and gateway_tls_key, or neither (gateway_tls_certificate is %s,'
+                ' gateway_tls_key is %s).' % (show(values['gateway_tls_certificate']), show(values['gateway_tls_key'])))
+    return None
+
+
+@RULES.rule('gateway-tls-files')
+def _tls_files(values, ctx):
+    results = [result for result in (ctx.get('tls_files') or []) if isinstance(result, dict) and 'stat' in result]
+    missing = [result.get('item') for result in results if not result['stat'].get('exists')]
+    missing += [result.get('item') for result in results if result['stat'].get('exists') and not result['stat'].get('isreg')]
+    if missing:
+        return ('TLS files missing on the node (or not regular files): %s. Put them there first, or correct'
+                ' gateway_tls_certificate and gateway_tls_key.' % ', '.join(show(path) for path in missing))
+    return None
+
+
+@RULES.rule('gateway-nothing-to-listen-on')
+def _nothing(values, ctx):
+    if as_int(values['gateway_listen_port']) == 0 and not _tls(values):
+        return ('Nothing to listen on: gateway_listen_port is 0 and no TLS certificate is set. Set gateway_listen_port,'
+                ' or gateway_tls_certificate and gateway_tls_key.')
+    return None
+
+
+@RULES.rule('gateway-ports-same')
+def _same_ports(values, ctx):
+    port = as_int(values['gateway_listen_port'])
+    if _tls(values) and port is not None and port > 0 and port == as_int(values['gateway_tls_port']):
+        return 'gateway_listen_port and gateway_tls_port are both %s: give them different ports.' % port
+    return None
+
+
+@RULES.rule('gateway-tls-port-unset')
+def _tls_port(values, ctx):
+    if _tls(values) and as_int(values['gateway_tls_port']) == 0:
+        return 'gateway_tls_port is 0: it must be set (1..65535) with TLS.'
+    return None
+
+
+@RULES.rule('gateway-rate-limit')
+def _rate(values, ctx):
+    rate = values['gateway_rate_limit']
+    if rate and not (isinstance(rate, str) and _RATE_RE.match(rate)):
+        return 'gateway_rate_limit %s is not a rate like "20r/s" or "600r/m" ("" for no limit).' % show(rate)
+    return None
+
+
+@RULES.rule('gateway-api-keys')
+def _api_keys(values, ctx):
+    # The keys are secrets: the message counts the bad ones and never shows them.
+    bad = [key for key in values['gateway_api_keys'] if not (isinstance(key, str) and _API_KEY_RE.match(key))]
+    if bad:
+        return ('gateway_api_keys has %d key(s) that are not at least 16 characters of A-Z a-z 0-9 . _ ~ + / -'
+                ' (optionally ending in =); the keys are not shown.' % len(bad))
+    return None
+
+
+@RULES.rule('gateway-verify-path')
+def _verify_path(values, ctx):
+    path = values['gateway_verify_path']
+    if path and not (isinstance(path, str) and path.startswith('/')):
+        return 'gateway_verify_path %s must start with /, such as /v1/models ("" for the health endpoint only).' % show(path)
+    return None
+
+
+def gateway_input_problems(values, platform, endpoints=None, endpoints_source='gateway_endpoints', from_facts=False,
+                           groups=None, hosts_missing=None, tls_files=None):
+    """The gateway role's variables and the upstream it would have -> a list of messages (empty when they are fine).
+
+    ``endpoints`` is the upstream as the role resolved it (gateway_endpoints, or the workers' facts),
+    ``endpoints_source`` says where it came from, ``from_facts`` whether it came from the facts of
+    gateway_worker_group, ``groups`` the inventory's groups, ``hosts_missing`` the hosts of that group
+    without the fact, and ``tls_files`` the stat results of the TLS certificate and key on the node.
+    """
+    return RULES.messages(values, {
+        'platform': platform, 'endpoints': endpoints or [], 'endpoints_source': endpoints_source,
+        'from_facts': from_facts, 'groups': groups or {}, 'hosts_missing': hosts_missing or [],
+        'tls_files': tls_files or [],
+    })
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'gateway_input_problems': gateway_input_problems, 'gateway_server_keys': gateway_server_keys}
