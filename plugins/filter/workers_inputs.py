@@ -1,0 +1,177 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Input checks of the workers role (``workers_input_problems``).
+
+Besides the role's variables, the rules judge what preflight read on the node: the GPUs
+(``ansible_facts.rocm``), the NUMA layout (``ansible_facts.numa``) and the listening TCP sockets
+(``ansible_facts.tcp_listen`` from ``community.general.listen_ports_facts``). The plan the rules
+look at (ports, CPU shares) is the one ``llmfleet.rocm.worker_plan`` makes for the units.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.filter.workers import cpu_list, is_private_address, worker_plan
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+    RuleSet, as_int, as_number, is_one_line, show, supported_system_rule)
+
+# Values that end up on a line of a worker's unit (User=, Environment=, ExecStart=).
+_UNIT_SCALARS = ('workers_bind_address', 'workers_venv', 'workers_model_path', 'workers_served_model_name', 'workers_user')
+_UNIT_MAPPINGS = ('workers_rocm_env', 'workers_env', 'workers_extra_flags')
+
+RULES = RuleSet('workers')
+supported_system_rule(RULES)
+
+
+def _host(ctx):
+    return ctx.get('host') or 'this node'
+
+
+def _node_gpus(ctx):
+    """The indices of the node's GPUs (ansible_facts.rocm.gpus[].index)."""
+    return [gpu.get('index') for gpu in (ctx.get('rocm') or {}).get('gpus') or []]
+
+
+def _served(values, ctx):
+    """The GPUs the workers serve on: workers_gpus, or every GPU of the node when it is empty."""
+    return list(values['workers_gpus'] or []) or _node_gpus(ctx)
+
+
+def _unknown_gpus(values, ctx):
+    node = _node_gpus(ctx)
+    return [index for index in values['workers_gpus'] or [] if isinstance(index, bool) or index not in node]
+
+
+def _tp_size_fits(values, ctx):
+    if values['workers_mode'] != 'hybrid':
+        return True
+    tp_size = as_int(values['workers_tp_size'])
+    return tp_size is not None and tp_size >= 1 and len(_served(values, ctx)) % tp_size == 0
+
+
+def _plan(values, ctx, numa=None):
+    """The workers' plan as the role makes it, or ``(None, error)`` when it cannot be made."""
+    if _unknown_gpus(values, ctx) or not _tp_size_fits(values, ctx) or not _served(values, ctx):
+        return None, None
+    # Ports and CPU shares do not depend on a bad port base, and tp_size counts in hybrid mode only.
+    tp_size = as_int(values['workers_tp_size']) if values['workers_mode'] == 'hybrid' else 1
+    try:
+        return worker_plan(ctx.get('rocm') or {}, numa, mode=values['workers_mode'], tp_size=tp_size,
+                           gpus=values['workers_gpus'], port_base=as_int(values['workers_port_base']) or 0), None
+    except AnsibleFilterError as exc:
+        return None, exc
+
+
+@RULES.rule('workers-bind-address-public')
+def _bind_address(values, ctx):
+    address = values['workers_bind_address']
+    if not is_private_address(address):
+        return ('workers_bind_address %s is not a loopback or private address: workers must not be reachable from public'
+                ' networks; use 127.0.0.1 or the node\'s private address.' % show(address))
+    return None
+
+
+@RULES.rule('workers-gpus-unknown')
+def _gpus_unknown(values, ctx):
+    unknown = _unknown_gpus(values, ctx)
+    if not unknown:
+        return None
+    node = [index for index in _node_gpus(ctx) if isinstance(index, int)]
+    return ('workers_gpus %s names GPU(s) %s that %s does not have (it has %d%s): choose among those indices, or set'
+            ' workers_gpus to [] to serve on every GPU.'
+            % (show(values['workers_gpus']), ', '.join(show(index) for index in unknown), _host(ctx),
+               (ctx.get('rocm') or {}).get('gpu_count', len(node)), ': ' + cpu_list(node) if node else ''))
+
+
+@RULES.rule('workers-tp-size-divides')
+def _tp_size(values, ctx):
+    if _tp_size_fits(values, ctx):
+        return None
+    served = len(_served(values, ctx))
+    divisors = [size for size in range(1, served + 1) if served % size == 0]
+    return ('workers_tp_size %s does not divide the %d GPUs served on %s: choose a divisor of %d (%s), or set workers_gpus.'
+            % (show(values['workers_tp_size']), served, _host(ctx), served, ', '.join(str(size) for size in divisors)))
+
+
+@RULES.rule('workers-port-base-range')
+def _port_base(values, ctx):
+    base = as_int(values['workers_port_base'])
+    served = len(_served(values, ctx))
+    highest = 65535 - served
+    if base is None or base < 1024 or base > highest:
+        return ('workers_port_base %s leaves no room for the workers below 65536: worker i listens on workers_port_base + i,'
+                ' and the %d GPUs served on %s need a base from 1024 to %d.'
+                % (show(values['workers_port_base']), served, _host(ctx), highest))
+    return None
+
+
+@RULES.rule('workers-gpu-memory-utilization-range')
+def _gpu_memory_utilization(values, ctx):
+    share = as_number(values['workers_gpu_memory_utilization'])
+    if share is None or not 0 < share <= 1:
+        return ('workers_gpu_memory_utilization %s must be in (0, 1]: the share of each GPU\'s memory the engine may use,'
+                ' such as 0.9.' % show(values['workers_gpu_memory_utilization']))
+    return None
+
+
+@RULES.rule('workers-unit-values-one-line')
+def _one_line(values, ctx):
+    problems = []
+    for name in _UNIT_SCALARS:
+        value = values[name]
+        if isinstance(value, str) and not is_one_line(value):
+            problems.append('%s %s has a line break or another control character, which would end its line in the'
+                            ' worker unit: give it on one line.' % (name, show(value)))
+    for name in _UNIT_MAPPINGS:
+        for key, value in sorted((values[name] or {}).items(), key=lambda item: str(item[0])):
+            items = value if isinstance(value, (list, tuple)) else [value]
+            if not all(is_one_line(item) for item in [str(key)] + [item for item in items if isinstance(item, str)]):
+                problems.append('%s entry %s: %s has a line break or another control character, which would end its'
+                                ' line in the worker unit: give it on one line.' % (name, show(key), show(value)))
+    return problems
+
+
+@RULES.rule('workers-numa-cpus-short')
+def _numa_cpus(values, ctx):
+    if ctx.get('numa') is None:
+        return None
+    _plan_found, error = _plan(values, ctx, ctx['numa'])
+    if error is not None:
+        return ('The workers of %s cannot be planned: %s (workers_gpus, workers_mode, workers_tp_size).'
+                % (_host(ctx), str(error).rstrip('.')))
+    return None
+
+
+@RULES.rule('workers-ports-taken')
+def _ports_taken(values, ctx):
+    listening = ctx.get('tcp_listen')
+    plan, _error = _plan(values, ctx)
+    if not listening or not plan or as_int(values['workers_port_base']) is None:
+        return None
+    ports = set(worker['port'] for worker in plan)
+    clashes = [socket for socket in listening
+               if as_int(socket.get('port')) in ports and socket.get('user') != values['workers_user']]
+    if not clashes:
+        return None
+    taken = sorted(set(as_int(socket.get('port')) for socket in clashes))
+    names = []
+    for socket in clashes:
+        name = str(socket.get('name') or '').strip() or 'a program listen_ports_facts cannot name'
+        if name not in names:
+            names.append(name)
+    return ('Port(s) %s of the planned workers are taken by %s on %s: choose another workers_port_base (now %s) or stop'
+            ' what listens there.' % (', '.join(str(port) for port in taken), ', '.join(names), _host(ctx),
+                                      show(values['workers_port_base'])))
+
+
+def workers_input_problems(values, platform, rocm=None, numa=None, tcp_listen=None, host=''):
+    """The workers role's variables and what preflight read on the node -> a list of messages (empty when fine)."""
+    return RULES.messages(values, {'platform': platform, 'rocm': rocm, 'numa': numa, 'tcp_listen': tcp_listen, 'host': host})
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'workers_input_problems': workers_input_problems}

@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every input rule of the workers role, triggered and quiet."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.llmfleet.rocm.plugins.filter.workers_inputs import RULES, workers_input_problems
+from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
+
+# The default bind address is templated from the node's facts; a run renders it to the node's address.
+VALUES = dict(role_defaults('workers'), workers_bind_address='10.0.0.11')
+
+# A 2-socket 8 x MI300X node: GPUs 0-3 on NUMA node 0, 4-7 on node 1, 96 CPUs per socket.
+ROCM = {'gpu_count': 8, 'gpus': [{'index': index, 'numa_node': index // 4} for index in range(8)]}
+NUMA = {'nodes': [{'id': 0, 'cpus': list(range(0, 96))}, {'id': 1, 'cpus': list(range(96, 192))}]}
+# What listen_ports_facts reports on a converged node: sshd, and the role's own workers.
+TCP_LISTEN = [
+    {'address': '0.0.0.0', 'port': 22, 'name': 'sshd', 'user': 'root', 'protocol': 'tcp', 'pid': 700},
+    {'address': '10.0.0.11', 'port': 8000, 'name': 'python3', 'user': 'llmfleet', 'protocol': 'tcp', 'pid': 901},
+]
+NGINX_8001 = [{'address': '0.0.0.0', 'port': 8001, 'name': 'nginx', 'user': 'root', 'protocol': 'tcp', 'pid': 800},
+              {'address': '::', 'port': 8001, 'name': 'nginx', 'user': 'root', 'protocol': 'tcp6', 'pid': 800}]
+ONE_CPU_PER_NODE = {'nodes': [{'id': 0, 'cpus': [0]}, {'id': 1, 'cpus': [1]}]}
+CTX = {'platform': PLATFORM, 'rocm': ROCM, 'numa': NUMA, 'tcp_listen': TCP_LISTEN, 'host': 'gpu-node-1'}
+
+CASES = [
+    Case('unsupported-system', {}, 'workers-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
+    Case('supported-system', {}, 'workers-unsupported-system', absent=True),
+
+    Case('public-address', {'workers_bind_address': '8.8.8.8'}, 'workers-bind-address-public', contains=['"8.8.8.8"', '127.0.0.1']),
+    Case('every-address', {'workers_bind_address': '0.0.0.0'}, 'workers-bind-address-public', contains='"0.0.0.0"'),
+    Case('not-an-address', {'workers_bind_address': 'gpu-node-1'}, 'workers-bind-address-public'),
+    Case('loopback', {'workers_bind_address': '127.0.0.1'}, 'workers-bind-address-public', absent=True),
+    Case('private-v6', {'workers_bind_address': 'fd00::11'}, 'workers-bind-address-public', absent=True),
+
+    Case('gpu-the-node-lacks', {'workers_gpus': [0, 9]}, 'workers-gpus-unknown', contains=['[0, 9]', 'GPU(s) 9', 'gpu-node-1', '8: 0-7']),
+    Case('gpu-as-string', {'workers_gpus': ['0']}, 'workers-gpus-unknown', contains='"0"'),
+    Case('gpus-the-node-has', {'workers_gpus': [0, 7]}, 'workers-gpus-unknown', absent=True),
+
+    Case('tp-size-not-a-divisor', {'workers_mode': 'hybrid', 'workers_tp_size': 3}, 'workers-tp-size-divides',
+         contains=['workers_tp_size 3', 'the 8 GPUs served on gpu-node-1', '1, 2, 4, 8']),
+    Case('tp-size-zero', {'workers_mode': 'hybrid', 'workers_tp_size': 0}, 'workers-tp-size-divides'),
+    Case('tp-size-of-served-gpus', {'workers_mode': 'hybrid', 'workers_tp_size': 2, 'workers_gpus': [0, 1, 2]},
+         'workers-tp-size-divides', contains='the 3 GPUs'),
+    Case('tp-size-divides', {'workers_mode': 'hybrid', 'workers_tp_size': 4}, 'workers-tp-size-divides', absent=True),
+    Case('tp-size-as-extra-var', {'workers_mode': 'hybrid', 'workers_tp_size': '2'}, 'workers-tp-size-divides', absent=True),
+    Case('tp-size-ignored-in-dp', {'workers_mode': 'dp', 'workers_tp_size': 3}, 'workers-tp-size-divides', absent=True),
+
+    Case('port-base-privileged', {'workers_port_base': 80}, 'workers-port-base-range', contains=['workers_port_base 80', '1024 to 65527']),
+    Case('port-base-too-high', {'workers_port_base': 65530}, 'workers-port-base-range', contains='the 8 GPUs served on gpu-node-1'),
+    Case('port-base-highest', {'workers_port_base': 65527}, 'workers-port-base-range', absent=True),
+    Case('port-base-as-extra-var', {'workers_port_base': '9000'}, 'workers-port-base-range', absent=True),
+
+    Case('memory-share-zero', {'workers_gpu_memory_utilization': 0}, 'workers-gpu-memory-utilization-range', contains='(0, 1]'),
+    Case('memory-share-percent', {'workers_gpu_memory_utilization': 90}, 'workers-gpu-memory-utilization-range', contains=' 90 '),
+    Case('memory-share-whole', {'workers_gpu_memory_utilization': 1}, 'workers-gpu-memory-utilization-range', absent=True),
+    Case('memory-share-as-extra-var', {'workers_gpu_memory_utilization': '0.85'}, 'workers-gpu-memory-utilization-range', absent=True),
+
+    Case('model-path-two-lines', {'workers_model_path': '/models/m\nExecStartPre=/bin/sh'}, 'workers-unit-values-one-line',
+         contains='workers_model_path "/models/m\\nExecStartPre=/bin/sh"'),
+    Case('env-value-two-lines', {'workers_env': {'FOO': 'a\nUser=root'}}, 'workers-unit-values-one-line',
+         contains='workers_env entry "FOO"'),
+    Case('extra-flag-list-two-lines', {'workers_extra_flags': {'served-model-name': ['a', 'b\nc']}}, 'workers-unit-values-one-line',
+         contains='workers_extra_flags entry "served-model-name"'),
+    Case('one-line-values', {'workers_env': {'VLLM_CPU_OMP_THREADS_BIND': '0'},
+                             'workers_extra_flags': {'enforce-eager': True, 'max-model-len': 512}},
+         'workers-unit-values-one-line', absent=True),
+
+    Case('numa-cpus-short', {}, 'workers-numa-cpus-short', {'numa': ONE_CPU_PER_NODE},
+         contains=['gpu-node-1', 'NUMA node 0 has 1 CPU(s) for 4 workers', 'workers_mode']),
+    Case('numa-cpus-enough-for-tp', {'workers_mode': 'tp'}, 'workers-numa-cpus-short', {'numa': ONE_CPU_PER_NODE}, absent=True),
+    Case('numa-cpus-enough', {}, 'workers-numa-cpus-short', absent=True),
+
+    Case('port-taken', {}, 'workers-ports-taken', {'tcp_listen': TCP_LISTEN + NGINX_8001},
+         contains='Port(s) 8001 of the planned workers are taken by nginx on gpu-node-1: choose another workers_port_base (now 8000)'),
+    Case('port-taken-by-ssh', {'workers_port_base': 20}, 'workers-ports-taken', contains=['22', 'sshd']),
+    Case('port-taken-by-a-nameless-program', {}, 'workers-ports-taken',
+         {'tcp_listen': [{'address': '0.0.0.0', 'port': 8002, 'name': '', 'user': '', 'protocol': 'tcp', 'pid': 0}]},
+         contains='Port(s) 8002 of the planned workers are taken by a program listen_ports_facts cannot name on gpu-node-1'),
+    Case('port-of-own-worker', {}, 'workers-ports-taken', absent=True),
+    Case('port-taken-beyond-the-plan', {'workers_mode': 'tp'}, 'workers-ports-taken', {'tcp_listen': TCP_LISTEN + NGINX_8001},
+         absent=True),
+]
+
+
+@pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
+def test_rule(case):
+    run_case(RULES, VALUES, CTX, case)
+
+
+def test_defaults_have_no_problem():
+    assert workers_input_problems(VALUES, PLATFORM, rocm=ROCM, numa=NUMA, tcp_listen=TCP_LISTEN, host='gpu-node-1') == []
+
+
+def test_the_lab_nodes_have_no_problem():
+    # inventories/sandbox: one worker on GPU 0 of a node whose NUMA node is unknown.
+    values = dict(VALUES, workers_gpus=[0], workers_extra_flags={'enforce-eager': True, 'kv-cache-memory-bytes': 268435456})
+    rocm = {'gpu_count': 2, 'gpus': [{'index': 0, 'numa_node': None}, {'index': 1, 'numa_node': None}]}
+    assert workers_input_problems(values, PLATFORM, rocm=rocm, numa={'nodes': [{'id': 0, 'cpus': [0, 1]}]},
+                                  tcp_listen=TCP_LISTEN, host='gpu-node-2') == []
+
+
+def test_bad_gpus_speak_once():
+    # The plan's own error for unknown GPUs is not repeated by the NUMA and port rules.
+    problems = workers_input_problems(dict(VALUES, workers_gpus=[9]), PLATFORM, rocm=ROCM, numa=NUMA, tcp_listen=TCP_LISTEN)
+    assert len(problems) == 1 and 'workers_gpus [9]' in problems[0]
+
+
+def test_every_rule_is_reached():
+    assert_every_rule_reached(RULES, CASES)
