@@ -1,0 +1,176 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Input checks of the engine role (``engine_input_problems``), the lock's pins included."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+    RuleSet, as_int, is_absolute_path, is_http_url, show, supported_system_rule)
+
+_VERSION_RE = re.compile(r'^[0-9][0-9A-Za-z.+_-]*\Z')
+_MODEL_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
+_CHECKSUM_RE = re.compile(r'^[a-z0-9]+:.+')
+_DIRS = (('engine_base_dir', '/opt/llmfleet/engines'), ('engine_models_dir', '/var/lib/llmfleet/models'))
+
+
+def lock_pins(text):
+    """A lock (pip requirements format) -> the requirement of each line, without what follows its first space
+    (hashes, markers, comments): ``name==version`` for a pinned line."""
+    return [line.strip().split(' ', 1)[0] for line in text.splitlines()]
+
+
+def unpinned(packages, text):
+    """The entries of engine_packages the lock does not pin: a ``name==version`` must be a line of the lock as it
+    is; a bare name (a source build, whose version carries its commit) only needs its name there (any case)."""
+    pins = lock_pins(text)
+    names = [pin.split('==', 1)[0].lower() for pin in pins]
+    found = []
+    for package in packages:
+        package = str(package)
+        missing = package if '==' in package and package not in pins else None
+        if '==' not in package and package.lower() not in names:
+            missing = package.lower()
+        if missing is not None and missing not in found:
+            found.append(missing)
+    return found
+
+
+def _lock_read(lock):
+    """(text, None) from the lock's text or from the result of reading it (ansible.builtin.uri); (None, why) when
+    it could not be read."""
+    if isinstance(lock, str):
+        return lock, None
+    if not isinstance(lock, dict) or lock.get('skipped'):
+        return None, 'it was not read'
+    if lock.get('status') == 200 and isinstance(lock.get('content'), str):
+        return lock['content'], None
+    return None, lock.get('msg') or 'HTTP status %s' % lock.get('status', 'none')
+
+
+RULES = RuleSet('engine')
+supported_system_rule(RULES)
+
+
+@RULES.rule('engine-version-format')
+def _version(values, ctx):
+    version = values['engine_version']
+    if not (isinstance(version, str) and _VERSION_RE.match(version)):
+        return 'engine_version %s is not a version such as 0.32.0 (letters, digits and . + _ - only).' % show(version)
+    return None
+
+
+@RULES.rule('engine-wheelhouse-url')
+def _wheelhouse(values, ctx):
+    if not is_http_url(values['engine_wheelhouse_url']):
+        return ('engine_wheelhouse_url %s is not an http(s) URL: set it to the wheelhouse the build stage publishes'
+                ' (the lab: http://llmfleet-lab-repo:8080/wheels/latest/).' % show(values['engine_wheelhouse_url']))
+    return None
+
+
+@RULES.rule('engine-packages-empty')
+def _packages(values, ctx):
+    if not values['engine_packages'] and not values['engine_requirements_file']:
+        return ('engine_packages is empty: name what pip installs, for example [vllm==%s] (or set engine_requirements_file).'
+                % values['engine_version'])
+    return None
+
+
+@RULES.rule('engine-keep-versions')
+def _keep(values, ctx):
+    number = as_int(values['engine_keep_versions'])
+    if number is None or number < 1:
+        return 'engine_keep_versions is %s: it must be 1 or more.' % show(values['engine_keep_versions'])
+    return None
+
+
+@RULES.rule('engine-dirs-absolute')
+def _dirs(values, ctx):
+    return ['%s %s must be an absolute path, such as %s.' % (name, show(values[name]), example)
+            for name, example in _DIRS if not is_absolute_path(values[name])]
+
+
+@RULES.rule('engine-model-name')
+def _model_name(values, ctx):
+    name = values['engine_model_name']
+    if name and not (isinstance(name, str) and _MODEL_NAME_RE.match(name)):
+        return 'engine_model_name %s is not a directory name (letters, digits, . _ -).' % show(name)
+    return None
+
+
+@RULES.rule('engine-model-source')
+def _model_source(values, ctx):
+    if ctx.get('model_kind') == 'unknown':
+        return ('engine_model_source %s is neither an http(s) URL of a .tar.gz/.tgz, nor an absolute directory on the'
+                ' controller, nor a hub id such as organisation/name.' % show(values['engine_model_source']))
+    return None
+
+
+@RULES.rule('engine-model-checksum')
+def _model_checksum(values, ctx):
+    checksum = values['engine_model_checksum']
+    if checksum and not (isinstance(checksum, str) and _CHECKSUM_RE.match(checksum)):
+        return ('engine_model_checksum %s is not <algorithm>:<hex or URL>, for example sha256:<hex> or'
+                ' sha256:<URL of a sha256sum file>.' % show(checksum))
+    return None
+
+
+@RULES.rule('engine-model-directory-missing')
+def _model_directory(values, ctx):
+    if ctx.get('model_kind') == 'directory' and not ctx.get('model_source_is_directory'):
+        return ('engine_model_source %s is not a directory on the controller: copy the model there, or give the URL'
+                ' of an archive or a hub id.' % show(values['engine_model_source']))
+    return None
+
+
+def _lock_url(ctx):
+    """The lock's URL when there is one to judge (an invalid wheelhouse URL has its own message)."""
+    url = ctx.get('lock_url') or ''
+    return url if is_http_url(url) else ''
+
+
+@RULES.rule('engine-lock-unreadable')
+def _lock_unreadable(values, ctx):
+    url = _lock_url(ctx)
+    if not url:
+        return None
+    text, why = _lock_read(ctx.get('lock'))
+    if text is None:
+        return ('The lock %s (engine_requirements_file %s) could not be read (%s): check engine_requirements_file and'
+                ' engine_wheelhouse_url (the wheelhouse must hold the lock).' % (url, show(values['engine_requirements_file']), why))
+    return None
+
+
+@RULES.rule('engine-lock-unpinned')
+def _lock_unpinned(values, ctx):
+    url = _lock_url(ctx)
+    text = _lock_read(ctx.get('lock'))[0] if url else None
+    if text is None:
+        return None
+    missing = unpinned(values['engine_packages'], text)
+    if missing:
+        return ('%s does not pin %s (engine_packages). Point engine_wheelhouse_url at the wheelhouse built for'
+                ' engine_version %s, or correct engine_packages.' % (url, ', '.join(missing), values['engine_version']))
+    return None
+
+
+def engine_input_problems(values, platform, model_kind='none', model_source_is_directory=False, lock_url='', lock=None):
+    """The engine role's variables and its lock -> a list of messages (empty when they are fine).
+
+    ``model_kind`` is the form of engine_model_source as the role reads it (archive, directory, hub, none,
+    unknown), ``model_source_is_directory`` whether it is a directory on the controller, ``lock_url`` the
+    URL of the lock ("" without engine_requirements_file) and ``lock`` its text or the result of reading it.
+    """
+    return RULES.messages(values, {
+        'platform': platform, 'model_kind': model_kind, 'model_source_is_directory': model_source_is_directory,
+        'lock_url': lock_url or '', 'lock': lock,
+    })
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'engine_input_problems': engine_input_problems}

