@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one runner of the facts modules: find a tool, run an argv list in the C locale, parse it.
 
-A module makes one ``ToolRunner(module)``. ``find`` looks the tool up on ``PATH`` and in the
+A module makes one ``ToolRunner(module)``. ``find`` looks the tool up on ``PATH``, then in the
 extra directories (``get_bin_path(..., opt_dirs=...)``); ``run`` runs an argument list (never
 a shell) with ``LANG=C``/``LC_ALL=C`` and remembers it in ``commands``; ``read`` runs and parses
 in one go and turns what the parsers raise into ``fail_json``:
@@ -83,8 +83,12 @@ class ToolRunner(object):
         self.commands = []
 
     def find(self, name, opt_dirs=None):
-        """The tool's path on PATH or in the extra directories, or None when it is not installed."""
-        return self.module.get_bin_path(name, opt_dirs=list(self.opt_dirs if opt_dirs is None else opt_dirs))
+        """The tool's path on PATH, else in the extra directories, or None when it is not installed.
+
+        PATH first: ``get_bin_path`` alone would search ``opt_dirs`` before PATH.
+        """
+        return self.module.get_bin_path(name) or self.module.get_bin_path(
+            name, opt_dirs=list(self.opt_dirs if opt_dirs is None else opt_dirs))
 
     def run(self, argv):
         """Run ``argv`` in the C locale: ``(rc, stdout, stderr)``. Never a shell, never ``check_rc``."""

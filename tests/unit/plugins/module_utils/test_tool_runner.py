@@ -67,11 +67,16 @@ def test_run_uses_an_argv_list_the_c_locale_and_records_it():
     assert runner.commands == [['/bin/tool', '--json']]
 
 
-def test_find_searches_the_system_dirs_or_the_given_ones():
+def test_find_searches_path_first_then_the_extra_dirs():
     module = FakeModule(paths={'lspci': '/usr/bin/lspci'})
     assert ToolRunner(module).find('lspci') == '/usr/bin/lspci'
     assert ToolRunner(module, opt_dirs=['/opt/rocm/bin']).find('rocminfo') is None
-    assert module.lookups == [('lspci', SYSTEM_BIN_DIRS), ('rocminfo', ['/opt/rocm/bin'])]
+    assert module.lookups == [('lspci', None), ('rocminfo', None), ('rocminfo', ['/opt/rocm/bin'])]
+    module = FakeModule(paths={'mokutil': '/usr/sbin/mokutil'})
+    module.get_bin_path = lambda name, opt_dirs=None: module.lookups.append((name, opt_dirs)) or (
+        '/usr/sbin/mokutil' if opt_dirs else None)
+    assert ToolRunner(module).find('mokutil') == '/usr/sbin/mokutil'
+    assert module.lookups == [('mokutil', None), ('mokutil', SYSTEM_BIN_DIRS)]
 
 
 def test_read_parses_stdout_then_stderr():
