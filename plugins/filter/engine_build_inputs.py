@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Input checks of the engine_build role (``engine_build_input_problems``).
+
+Besides the role's variables, the rules judge what the build would be made of (the architecture list and the
+components, from vars/main.yml), the facts of the GPU nodes the wheels are for (host -> ansible_facts, ``{}`` for a
+host without facts) against the builder's Python, and, once the toolchain is installed and the refs are resolved,
+the builder's ROCm release and the commits the refs resolved to.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+from collections.abc import Mapping
+
+from ansible_collections.llmfleet.rocm.plugins.filter.build import build_arch_problems
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_absolute_path, show
+
+_COMPONENT_NAME_RE = re.compile(r'^[a-z][a-z0-9_]*\Z')
+_COMMIT_RE = re.compile(r'^[0-9a-f]{7,40}\Z')
+
+RULES = RuleSet('engine_build')
+
+
+def _facts(ctx):
+    """The GPU nodes' facts, host -> ansible_facts, in inventory order."""
+    return [(host, facts if isinstance(facts, Mapping) else {}) for host, facts in (ctx.get('fleet') or {}).items()]
+
+
+def _without_rocm_facts(ctx):
+    return [host for host, facts in _facts(ctx) if not isinstance(facts.get('rocm'), Mapping)]
+
+
+def _python(version):
+    """(major, minor) of ansible_facts.python.version; None when it is not known."""
+    if not isinstance(version, Mapping) or as_int(version.get('major')) is None or as_int(version.get('minor')) is None:
+        return None
+    return as_int(version['major']), as_int(version['minor'])
+
+
+def _component_label(index, component):
+    name = component.get('name') if isinstance(component, Mapping) else None
+    return show(name) if name else '#%d' % (index + 1)
+
+
+@RULES.rule('engine_build-no-arch')
+def _no_arch(values, ctx):
+    if ctx.get('arch'):
+        return None
+    group = values['engine_build_gpu_group']
+    without = _without_rocm_facts(ctx)
+    if without:
+        why = ('%s of group %s did not report ansible_facts.rocm (playbooks/build.yml reads them first: make those hosts'
+               ' reachable, or set engine_build_rocm_arch).' % (', '.join(without), group))
+    elif not ctx.get('fleet'):
+        why = ('group %s has no host to take the GPU targets from: set engine_build_gpu_group to the group of the GPU nodes,'
+               ' or set engine_build_rocm_arch.' % group)
+    else:
+        why = ('the hosts of group %s report no GPU target in ansible_facts.rocm: converge playbooks/driver.yml on them'
+               ' first, or set engine_build_rocm_arch.' % group)
+    return 'No GPU target to build for: engine_build_rocm_arch is empty and ' + why
+
+
+@RULES.rule('engine_build-facts-missing')
+def _facts_missing(values, ctx):
+    without = _without_rocm_facts(ctx)
+    if values['engine_build_rocm_arch'] or not ctx.get('arch') or not without:
+        return None
+    return ('Facts of %s are missing: their GPU targets would be left out of the build. Make them reachable, or set'
+            ' engine_build_rocm_arch to the full list.' % ', '.join(without))
+
+
+@RULES.rule('engine_build-arch-unknown')
+def _arch_unknown(values, ctx):
+    unknown = build_arch_problems(ctx.get('arch') or [])
+    if not unknown:
+        return None
+    return ('engine_build_rocm_arch has unknown targets %s: use LLVM names such as gfx942 (MI300X), gfx90a (MI250X/MI210),'
+            ' gfx950 (MI350X), optionally with :xnack- or :sramecc+.' % ', '.join(unknown))
+
+
+@RULES.rule('engine_build-python-mismatch')
+def _python_mismatch(values, ctx):
+    builder = _python(ctx.get('python'))
+    if builder is None:
+        return None
+    others = []
+    for host, facts in _facts(ctx):
+        theirs = _python((facts.get('python') or {}).get('version'))
+        if theirs is not None and theirs != builder:
+            others.append('%s (%d.%d)' % ((host,) + theirs))
+    if not others:
+        return None
+    return ('The wheels would be built for Python %d.%d (the builder), but %s run another Python version: build on a host'
+            ' of the same release, or give those nodes their own builder.' % (builder + (', '.join(others),)))
+
+
+@RULES.rule('engine_build-components-incomplete')
+def _incomplete(values, ctx):
+    incomplete = [_component_label(index, component) for index, component in enumerate(ctx.get('components') or [])
+                  if not isinstance(component, Mapping) or any(key not in component for key in ('repo', 'ref', 'steps'))]
+    if not incomplete:
+        return None
+    return ('engine_build_components has entries without repo, ref or steps: %s. Give every component its repository,'
+            ' ref and steps.' % ', '.join(incomplete))
+
+
+@RULES.rule('engine_build-component-names')
+def _names(values, ctx):
+    names = [component.get('name') if isinstance(component, Mapping) else None for component in ctx.get('components') or []]
+    if len(set(show(name) for name in names)) == len(names) and all(
+            isinstance(name, str) and _COMPONENT_NAME_RE.match(name) for name in names):
+        return None
+    return 'Component names must be distinct, lower-case words: %s.' % ', '.join(show(name) for name in names)
+
+
+@RULES.rule('engine_build-aiter-arch')
+def _aiter(values, ctx):
+    arch = ctx.get('arch') or []
+    if not values['engine_build_aiter'] or set(arch) & set(values['engine_build_aiter_arch']):
+        return None
+    return ('engine_build_aiter is on but none of engine_build_aiter_arch (%s) is in the architecture list (%s): turn'
+            ' engine_build_aiter off, or build for a target AITER supports.'
+            % (', '.join(values['engine_build_aiter_arch']), ', '.join(arch)))
+
+
+@RULES.rule('engine_build-max-jobs')
+def _max_jobs(values, ctx):
+    jobs = as_int(values['engine_build_max_jobs'])
+    if jobs is not None and jobs >= 0:
+        return None
+    return 'engine_build_max_jobs %s must be 0 (computed) or more.' % show(values['engine_build_max_jobs'])
+
+
+@RULES.rule('engine_build-counts')
+def _counts(values, ctx):
+    bad = [name for name in ('engine_build_timeout', 'engine_build_poll_interval', 'engine_build_keep')
+           if as_int(values[name]) is None or as_int(values[name]) < 1]
+    if not bad:
+        return None
+    return ('engine_build_timeout, engine_build_poll_interval and engine_build_keep must be 1 or more: %s.'
+            % ', '.join('%s is %s' % (name, show(values[name])) for name in bad))
+
+
+@RULES.rule('engine_build-dir-absolute')
+def _dir(values, ctx):
+    if is_absolute_path(values['engine_build_dir']):
+        return None
+    return ('engine_build_dir %s must be an absolute path, such as /var/lib/llmfleet/build.'
+            % show(values['engine_build_dir']))
+
+
+@RULES.rule('engine_build-publish-dir-absolute')
+def _publish_dir(values, ctx):
+    publish = values['engine_build_publish_dir']
+    if publish == '' or is_absolute_path(publish):
+        return None
+    return ('engine_build_publish_dir %s must be an absolute path on the controller, or "" to keep the wheelhouses on the'
+            ' builder.' % show(publish))
+
+
+# Once the toolchain is installed and the refs are resolved (tasks/resolve.yml); quiet before.
+
+@RULES.rule('engine_build-other-rocm')
+def _other_rocm(values, ctx):
+    release = ctx.get('rocm_release')
+    if release is None:
+        return None
+    others = [host for host, facts in _facts(ctx)
+              if isinstance(facts.get('rocm'), Mapping) and facts['rocm'].get('rocm_version') != release]
+    if not others:
+        return None
+    return ('The builder has ROCm %s but %s run another release: converge playbooks/driver.yml on the whole fleet first'
+            ' (wheels link one ROCm release).' % (release, ', '.join(others)))
+
+
+@RULES.rule('engine_build-ref-unresolved')
+def _unresolved(values, ctx):
+    unresolved = [result.get('item') or {} for result in ctx.get('refs') or []
+                  if not (isinstance(result.get('after'), str) and _COMMIT_RE.match(result['after']))]
+    if not unresolved:
+        return None
+    return ('%s: neither a branch nor a tag of the repository, nor a commit id (7 to 40 hexadecimal digits). Check the refs'
+            ' against the repositories.' % ', '.join('%s ref %s of %s' % (item.get('name'), show(item.get('ref')), item.get('repo'))
+                                                     for item in unresolved))
+
+
+def engine_build_input_problems(values, arch, components, fleet, python, rocm_release=None, refs=None):
+    """The engine_build role's variables, the build and the fleet's facts -> a list of messages (empty when fine)."""
+    return RULES.messages(values, {'arch': arch, 'components': components, 'fleet': fleet, 'python': python,
+                                   'rocm_release': rocm_release, 'refs': refs})
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'engine_build_input_problems': engine_build_input_problems}

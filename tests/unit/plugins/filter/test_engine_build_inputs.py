@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every input rule of the engine_build role, triggered and quiet."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.llmfleet.rocm.plugins.filter.engine_build_inputs import RULES, engine_build_input_problems
+from input_rules import Case, assert_every_rule_reached, role_defaults, run_case
+
+# The publish directory's default is templated (the controller's $HOME): as a play sees it.
+VALUES = dict(role_defaults('engine_build'), engine_build_publish_dir='/home/ops/llmfleet-wheelhouse')
+PY311 = {'major': 3, 'minor': 11, 'micro': 2, 'releaselevel': 'final', 'serial': 0}
+PY312 = {'major': 3, 'minor': 12, 'micro': 3, 'releaselevel': 'final', 'serial': 0}
+
+
+def _component(name, **changes):
+    component = {'name': name, 'repo': 'https://github.com/ROCm/%s.git' % name, 'ref': 'main',
+                 'steps': [['python3', 'setup.py', 'bdist_wheel', '--dist-dir=dist']], 'subdir': [''], 'env': {}, 'install': False}
+    component.update(changes)
+    return component
+
+
+def _node(targets=('gfx942',), python=PY311, rocm_version='7.1.1'):
+    """ansible_facts of a GPU node after build.yml's first play (rocm_facts and the min subset)."""
+    return {'python': {'version': python, 'executable': '/usr/bin/python3'},
+            'rocm': {'gpu_count': len(targets), 'gfx_targets': list(targets), 'rocm_version': rocm_version}}
+
+
+def _ref(name, after, ref='main'):
+    """One result of the ansible.builtin.git ls-remote loop."""
+    return {'item': {'name': name, 'repo': 'https://github.com/ROCm/%s.git' % name, 'ref': ref}, 'after': after, 'before': None}
+
+
+COMPONENTS = [_component('pytorch'), _component('triton'), _component('vllm')]
+FLEET = {'gpu-node-1': _node(), 'gpu-node-2': _node()}
+CTX = {'arch': ['gfx942'], 'components': COMPONENTS, 'fleet': FLEET, 'python': PY311, 'rocm_release': None, 'refs': None}
+
+CASES = [
+    Case('no-arch-hosts-without-facts', {}, 'engine_build-no-arch', {'arch': [], 'fleet': {'gpu-node-1': {}, 'gpu-node-2': {}}},
+         contains=['No GPU target to build for: engine_build_rocm_arch is empty',
+                   'gpu-node-1, gpu-node-2 of group gpu_nodes did not report ansible_facts.rocm']),
+    Case('no-arch-empty-group', {'engine_build_gpu_group': 'gpus'}, 'engine_build-no-arch', {'arch': [], 'fleet': {}},
+         contains='group gpus has no host'),
+    Case('no-arch-no-gpus', {}, 'engine_build-no-arch', {'arch': [], 'fleet': {'gpu-node-1': _node(targets=())}},
+         contains='report no GPU target'),
+    Case('arch-from-facts', {}, 'engine_build-no-arch', absent=True),
+    Case('facts-missing', {}, 'engine_build-facts-missing', {'fleet': dict(FLEET, **{'gpu-node-3': {}})},
+         contains='Facts of gpu-node-3 are missing'),
+    Case('facts-missing-arch-given', {'engine_build_rocm_arch': ['gfx942']}, 'engine_build-facts-missing',
+         {'fleet': dict(FLEET, **{'gpu-node-3': {}})}, absent=True),
+    Case('facts-complete', {}, 'engine_build-facts-missing', absent=True),
+    Case('arch-unknown', {'engine_build_rocm_arch': ['gfx9010', 'gfx942:xnack']}, 'engine_build-arch-unknown',
+         {'arch': ['gfx9010', 'gfx942:xnack']}, contains='engine_build_rocm_arch has unknown targets gfx9010, gfx942:xnack'),
+    Case('arch-features', {'engine_build_rocm_arch': ['gfx90a:xnack-', 'gfx942']}, 'engine_build-arch-unknown',
+         {'arch': ['gfx90a:xnack-', 'gfx942']}, absent=True),
+    Case('python-other', {}, 'engine_build-python-mismatch', {'fleet': dict(FLEET, **{'gpu-node-2': _node(python=PY312)})},
+         contains='The wheels would be built for Python 3.11 (the builder), but gpu-node-2 (3.12) run another Python version'),
+    Case('python-other-major', {}, 'engine_build-python-mismatch',
+         {'fleet': {'gpu-node-1': _node(python={'major': 4, 'minor': 11})}}, contains='gpu-node-1 (4.11)'),
+    Case('python-same', {}, 'engine_build-python-mismatch', {'python': dict(PY311, micro=9)}, absent=True),
+    Case('python-unknown-on-node', {}, 'engine_build-python-mismatch', {'fleet': {'gpu-node-1': {'rocm': _node()['rocm']}}},
+         absent=True),
+    Case('component-without-steps', {}, 'engine_build-components-incomplete',
+         {'components': [_component('pytorch'), {'name': 'vllm', 'repo': 'https://github.com/vllm-project/vllm.git', 'ref': 'main'}]},
+         contains='engine_build_components has entries without repo, ref or steps: "vllm"'),
+    Case('component-without-name-and-ref', {}, 'engine_build-components-incomplete',
+         {'components': [{'repo': 'https://example.invalid/x.git', 'steps': []}]}, contains=': #1.'),
+    Case('components-complete', {}, 'engine_build-components-incomplete', absent=True),
+    Case('component-names-twice', {}, 'engine_build-component-names', {'components': [_component('vllm'), _component('vllm')]},
+         contains='Component names must be distinct, lower-case words: "vllm", "vllm".'),
+    Case('component-name-upper', {}, 'engine_build-component-names', {'components': [_component('PyTorch')]}, contains='"PyTorch"'),
+    Case('component-name-missing', {}, 'engine_build-component-names', {'components': [{'repo': 'r', 'ref': 'main', 'steps': []}]},
+         contains='null'),
+    Case('component-names-fine', {}, 'engine_build-component-names',
+         {'components': COMPONENTS + [_component('flash_attention')]}, absent=True),
+    Case('aiter-without-target', {'engine_build_aiter': True}, 'engine_build-aiter-arch', {'arch': ['gfx90a']},
+         contains='engine_build_aiter is on but none of engine_build_aiter_arch (gfx942, gfx950) is in the architecture list (gfx90a)'),
+    Case('aiter-with-target', {'engine_build_aiter': True}, 'engine_build-aiter-arch', {'arch': ['gfx90a', 'gfx942']}, absent=True),
+    Case('aiter-off', {}, 'engine_build-aiter-arch', {'arch': ['gfx90a']}, absent=True),
+    Case('max-jobs-negative', {'engine_build_max_jobs': -1}, 'engine_build-max-jobs',
+         contains='engine_build_max_jobs -1 must be 0 (computed) or more'),
+    Case('max-jobs-word', {'engine_build_max_jobs': 'all'}, 'engine_build-max-jobs', contains='"all"'),
+    Case('max-jobs-given', {'engine_build_max_jobs': 12}, 'engine_build-max-jobs', absent=True),
+    Case('keep-zero', {'engine_build_keep': 0}, 'engine_build-counts',
+         contains=['engine_build_timeout, engine_build_poll_interval and engine_build_keep must be 1 or more',
+                   'engine_build_keep is 0']),
+    Case('timeout-and-interval', {'engine_build_timeout': 0, 'engine_build_poll_interval': '-5'}, 'engine_build-counts',
+         contains='engine_build_timeout is 0, engine_build_poll_interval is "-5"'),
+    Case('counts-fine', {'engine_build_timeout': 1, 'engine_build_poll_interval': '3', 'engine_build_keep': 1},
+         'engine_build-counts', absent=True),
+    Case('dir-relative', {'engine_build_dir': 'var/lib/build'}, 'engine_build-dir-absolute', contains='"var/lib/build"'),
+    Case('dir-root', {'engine_build_dir': '/'}, 'engine_build-dir-absolute'),
+    Case('dir-absolute', {'engine_build_dir': '/srv/build/'}, 'engine_build-dir-absolute', absent=True),
+    Case('publish-relative', {'engine_build_publish_dir': 'wheelhouse'}, 'engine_build-publish-dir-absolute',
+         contains='engine_build_publish_dir "wheelhouse" must be an absolute path on the controller, or ""'),
+    Case('publish-none', {'engine_build_publish_dir': ''}, 'engine_build-publish-dir-absolute', absent=True),
+    Case('publish-absolute', {}, 'engine_build-publish-dir-absolute', absent=True),
+    Case('other-rocm', {}, 'engine_build-other-rocm',
+         {'rocm_release': '7.1.1', 'fleet': dict(FLEET, **{'gpu-node-2': _node(rocm_version='7.0.2')})},
+         contains='The builder has ROCm 7.1.1 but gpu-node-2 run another release: converge playbooks/driver.yml'),
+    Case('rocm-unknown-on-node', {}, 'engine_build-other-rocm',
+         {'rocm_release': '7.1.1', 'fleet': {'gpu-node-1': _node(rocm_version=None)}}, contains='but gpu-node-1 run'),
+    Case('same-rocm', {}, 'engine_build-other-rocm', {'rocm_release': '7.1.1'}, absent=True),
+    Case('rocm-not-read-yet', {}, 'engine_build-other-rocm', {'fleet': {'gpu-node-1': _node(rocm_version='7.0.2')}}, absent=True),
+    Case('ref-unresolved', {}, 'engine_build-ref-unresolved',
+         {'refs': [_ref('pytorch', '8514f051aa'), _ref('vllm', 'v9.9.9', ref='v9.9.9')]},
+         contains=['vllm ref "v9.9.9" of https://github.com/ROCm/vllm.git', 'neither a branch nor a tag']),
+    Case('ref-not-returned', {}, 'engine_build-ref-unresolved', {'refs': [_ref('triton', None)]}, contains='triton ref "main"'),
+    Case('refs-resolved', {}, 'engine_build-ref-unresolved',
+         {'refs': [_ref('pytorch', '8514f051'), _ref('vllm', '0123456789abcdef0123456789abcdef01234567')]}, absent=True),
+    Case('refs-not-resolved-yet', {}, 'engine_build-ref-unresolved', absent=True),
+]
+
+
+@pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
+def test_rule(case):
+    run_case(RULES, VALUES, CTX, case)
+
+
+def test_defaults_have_no_problem():
+    assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, PY311) == []
+    assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, PY311, rocm_release='7.1.1',
+                                       refs=[_ref(c['name'], '8514f051') for c in COMPONENTS]) == []
+
+
+def test_every_rule_is_reached():
+    assert_every_rule_reached(RULES, CASES)
