@@ -25,9 +25,9 @@ def _component(name, **changes):
     return component
 
 
-def _node(targets=('gfx942',), python=PY311, rocm_version='7.1.1'):
-    """ansible_facts of a GPU node after build.yml's first play (rocm_facts and the min subset)."""
-    return {'python': {'version': python, 'executable': '/usr/bin/python3'},
+def _node(targets=('gfx942',), python=None, rocm_version='7.1.1'):
+    """ansible_facts of a GPU node after build.yml's first play (rocm_facts and the min subset); Python 3.11 unless given."""
+    return {'python': {'version': python or PY311, 'executable': '/usr/bin/python3'},
             'rocm': {'gpu_count': len(targets), 'gfx_targets': list(targets), 'rocm_version': rocm_version}}
 
 
