@@ -3,42 +3,32 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The preflight role's judgement: readings of a GPU node in, findings out.
 
-Everything here is pure. The role gathers facts and raw readings (registered
-task results, raw file contents, raw tool output) into one dict and passes it
-to ``preflight_findings``, which parses the raw parts and applies every rule.
-No Jinja parses tool output.
+Everything here is pure, and nothing here parses what a node printed: the facts modules did
+(``preflight_facts`` for the kernel, its command line, NUMA balancing, Secure Boot, apt and the
+free disk; ``rocm_facts``, ``pcie_facts``, ``numa_facts`` and ``rdma_facts`` for the hardware), and
+the role passes their registered results and its own variables in one dict to
+``preflight_findings``, which applies every rule.
 
 Input keys (every one optional; what is missing is "not read", never a guess):
 
-``distribution``, ``distribution_version`` (strings), ``os_supported`` (bool,
-from the role's vars per distribution), ``kernel`` (``uname -r``),
-``min_kernel`` ("5.15"), ``kernel_managed`` (bool), ``kernel_packages``
-(package names whose apt availability matters), ``apt_policy`` (the registered
-result of ``apt-cache policy <kernel_packages>``), ``cmdline`` and
-``numa_balancing`` (slurp results of ``/proc/cmdline`` and
-``/proc/sys/kernel/numa_balancing``), ``mokutil`` (the registered result of
-``mokutil --sb-state``), ``secure_boot_efivar`` (slurp result of the
-SecureBoot EFI variable), ``mounts`` (``ansible_facts.mounts``),
-``disk_path``, ``min_free_gib``, ``rocm``, ``pcie``, ``numa``, ``rdma`` (the
-registered results of the llmfleet.rocm facts modules), ``sockets``
-(``ansible_facts.processor_count``), ``multi_node`` (bool or None: decided
-from the RDMA devices), ``expected_gpu_count`` (int or None) and
+``platform`` (``llmfleet_platform`` from the base role: name, supported, supported_names, kernel,
+kernel_managed, kernel_managed_reason), ``kernel_managed`` (the role's knob: true, false, or null
+to follow the platform), ``min_kernel`` ("5.15"), ``node`` (the registered result of
+``preflight_facts``), ``disk_path`` and ``min_free_gib``, ``rocm``, ``pcie``, ``numa``, ``rdma``
+(the registered results of those facts modules, run with failed_when: false), ``multi_node``
+(bool or None: decided from the RDMA devices), ``expected_gpu_count`` (int or None) and
 ``accepted`` (finding ids downgraded to info).
 
-A finding is ``{id, level, message, fix}`` with level ``fail``, ``warn`` or
-``info``.
+A finding is ``{id, level, message, fix}`` with level ``fail``, ``warn`` or ``info``.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import base64
-import binascii
-import posixpath
-import re
-
 from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils.kernel import parse_kernel_version
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import normalize_pci_address
 
 LEVELS = ('fail', 'warn', 'info')
@@ -85,25 +75,13 @@ GIB = 1024 ** 3
 LARGE_BAR_BYTES = 4 * GIB
 # The MI300X tuning guide: with 256 or more logical CPUs keep the IOMMU on (x2APIC needs it).
 MANY_CPUS = 256
+# The one "Unsupported system" message of the collection (module_utils/inputs.py), as a finding here:
+# preflight reports an unsupported system instead of refusing to look at it.
+_SYSTEM = RuleSet('preflight')
+supported_system_rule(_SYSTEM)
 
-_ANSI_RE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
-_KERNEL_RE = re.compile(r'^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)(?:\.(?P<patch>[0-9]+))?')
-_CMDLINE_TOKEN_RE = re.compile(r'(?:[^\s"]+|"[^"]*")+')
-_APT_PACKAGE_RE = re.compile(r'^(?P<name>[a-z0-9][a-z0-9+.-]+)(?::[a-z0-9]+)?:\s*$')
-_APT_FIELD_RE = re.compile(r'^\s+(?P<key>Installed|Candidate): (?P<value>.+?)\s*$')
-_APT_MESSAGE_RE = re.compile(r'^(?P<kind>[EWN]): (?P<text>.*)$')
-
-_MOKUTIL_PATTERNS = (
-    (re.compile(r'^SecureBoot enabled$'), 'enabled'),
-    (re.compile(r'^SecureBoot disabled$'), 'disabled'),
-    (re.compile(r'^SecureBoot validation is disabled in shim$'), 'shim-validation-off'),
-    (re.compile(r'^Platform is in Setup Mode$'), 'setup-mode'),
-    (re.compile(r"^This system doesn't support Secure Boot"), 'unsupported'),
-    (re.compile(r'^EFI variables are not supported on this system'), 'no-efi'),
-    (re.compile(r'^Cannot determine secure boot state'), 'undetermined'),
-    (re.compile(r'^Failed to read "?(?:SecureBoot|SetupMode)"? variable'), 'undetermined'),
-    (re.compile(r'^Strange data size'), 'ignore'),
-)
+_NO_SECURE_BOOT_READING = {'state': 'unknown', 'source': None, 'shim_validation': None, 'detail': ''}
+_NO_PACKAGES_READING = {'checked': False, 'packages': None, 'error': None}
 
 
 def _opt_bool(value):
@@ -135,36 +113,6 @@ def _finding(rule_id, level, message, fix):
     return {'id': rule_id, 'level': level, 'message': message, 'fix': fix}
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading the raw inputs
-# ---------------------------------------------------------------------------------------------
-
-def _slurped(value):
-    """Text of a slurp result (or a plain string); None when the file was not read."""
-    if value is None:
-        return None
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode('utf-8', 'replace')
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, dict) or value.get('skipped') or 'content' not in value:
-        return None
-    raw = _slurped_bytes(value)
-    return None if raw is None else raw.decode('utf-8', 'replace')
-
-
-def _slurped_bytes(value):
-    if not isinstance(value, dict) or value.get('skipped') or 'content' not in value:
-        return None
-    content = value['content']
-    if value.get('encoding', 'base64') != 'base64':
-        return str(content).encode('utf-8')
-    try:
-        return base64.b64decode(str(content))
-    except (TypeError, ValueError, binascii.Error):
-        return None
-
-
 def _module_facts(result, key):
     """(facts, error message) from the registered result of a facts module run with failed_when: false."""
     if result is None or not isinstance(result, dict) or result.get('skipped'):
@@ -175,232 +123,40 @@ def _module_facts(result, key):
     return None, str(result.get('msg') or 'the module returned no %s facts' % key)
 
 
-def _command_ran(result):
-    """True when a registered command result holds the tool's own output."""
-    return isinstance(result, dict) and not result.get('skipped') and ('stdout' in result or 'stderr' in result)
-
-
-def parse_kernel_version(release):
-    """``6.8.0-45-generic`` -> (6, 8, 0); None when it does not start with a version."""
-    match = _KERNEL_RE.match(str(release or '').strip())
-    if not match:
-        return None
-    return (int(match.group('major')), int(match.group('minor')), int(match.group('patch') or 0))
-
-
-def parse_cmdline(text):
-    """The kernel command line as an ordered list of (key, value) pairs; value None for a bare flag.
-
-    Arguments after a lone ``--`` belong to init and are dropped. Dashes in a key are
-    underscores, as the kernel reads them. Double quotes around values are removed.
-    """
-    args = []
-    for token in _CMDLINE_TOKEN_RE.findall(text or ''):
-        if token == '--':
-            break
-        key, sep, value = token.partition('=')
-        key = key.replace('"', '').replace('-', '_')
-        args.append((key, value.replace('"', '') if sep else None))
-    return args
-
-
-def _options(args, key):
-    """The comma-separated options of every occurrence of ``key``, in order."""
-    found = []
-    for name, value in args:
-        if name == key and value is not None:
-            found.extend(option for option in value.split(',') if option)
-    return found
-
-
-def _last_of(options, choices):
-    picked = [option for option in options if option in choices]
-    return picked[-1] if picked else None
-
-
-def cmdline_readings(text):
-    """What the preflight rules need from /proc/cmdline."""
-    args = parse_cmdline(text)
-    iommu = _options(args, 'iommu')
-    amd_iommu = _options(args, 'amd_iommu')
-    intel_iommu = _options(args, 'intel_iommu')
-    passthrough = _options(args, 'iommu.passthrough')
-    disabled_by = []
-    if 'off' in amd_iommu:
-        disabled_by.append('amd_iommu=off')
-    if _last_of(iommu, ('off', 'force', 'noforce', 'pt', 'nopt')) == 'off':
-        disabled_by.append('iommu=off')
-    if _last_of(intel_iommu, ('on', 'off')) == 'off':
-        disabled_by.append('intel_iommu=off')
-    mode = _last_of(iommu, ('pt', 'nopt'))
-    generic = _last_of(passthrough, ('0', '1', 'y', 'n', 'Y', 'N'))
-    pt = mode == 'pt' or (mode is None and generic in ('1', 'y', 'Y'))
-    return {
-        'text': (text or '').strip(),
-        'iommu': iommu,
-        'amd_iommu': amd_iommu,
-        'intel_iommu': intel_iommu,
-        'iommu_disabled_by': disabled_by,
-        'iommu_passthrough': pt,
-        'pci_realloc_off': _last_of(_options(args, 'pci'), ('realloc', 'realloc=on', 'realloc=off')) == 'realloc=off',
-    }
-
-
-def parse_apt_policy(text, packages):
-    """``apt-cache policy <packages>`` output -> {name: {known, installed, candidate}}.
-
-    apt prints nothing for a name it does not know, so every requested name is in the result,
-    unknown ones with known=False. Output that is neither a package block nor an apt message
-    raises ValueError (never a guess).
-    """
-    found = {}
-    current = None
-    errors = []
-    for line in (text or '').splitlines():
-        if not line.strip():
-            continue
-        package = _APT_PACKAGE_RE.match(line)
-        if package:
-            current = found.setdefault(package.group('name'), {'known': True, 'installed': None, 'candidate': None})
-            continue
-        message = _APT_MESSAGE_RE.match(line)
-        if message:
-            if message.group('kind') == 'E':
-                errors.append(line.strip())
-            current = None
-            continue
-        field = _APT_FIELD_RE.match(line)
-        if field and current is not None:
-            value = field.group('value')
-            current[field.group('key').lower()] = None if value == '(none)' else value
-            continue
-        if current is not None and line.startswith(' '):
-            continue  # version table lines
-        raise ValueError('line %r is not apt-cache policy output' % line.strip())
-    if errors:
-        raise ValueError(errors[0])
-    result = {}
-    for name in packages:
-        result[name] = found.get(name, {'known': False, 'installed': None, 'candidate': None})
-    return result
-
-
-def parse_mokutil(text):
-    """``mokutil --sb-state`` output -> (state, shim validation on?, unrecognised lines).
-
-    state: enabled, disabled, no-efi, unsupported, undetermined, or None when nothing was recognised.
-    """
-    state, shim_validation, unknown, setup_mode = None, None, [], False
-    for raw in (text or '').splitlines():
-        line = _ANSI_RE.sub('', raw).strip()
-        if not line:
-            continue
-        for pattern, meaning in _MOKUTIL_PATTERNS:
-            if pattern.match(line):
-                break
-        else:
-            unknown.append(line)
-            continue
-        if meaning == 'shim-validation-off':
-            shim_validation = False
-        elif meaning == 'setup-mode':
-            setup_mode = True
-        elif meaning != 'ignore' and state is None:
-            state = meaning
-    if state == 'enabled' and shim_validation is None:
-        shim_validation = True
-    if setup_mode and state == 'enabled':
-        state = 'disabled'
-    return state, shim_validation, unknown
-
-
-def secure_boot_readings(mokutil, efivar):
-    """The Secure Boot state: mokutil's when it answered, else the EFI variable, else no EFI."""
-    reading = {'state': 'unknown', 'source': None, 'shim_validation': None, 'detail': ''}
-    mokutil_text = None
-    if _command_ran(mokutil) and ((mokutil.get('stdout') or '').strip() or (mokutil.get('stderr') or '').strip()):
-        mokutil_text = '\n'.join(part for part in (mokutil.get('stdout'), mokutil.get('stderr')) if part)
-    if mokutil_text is not None:
-        state, shim, unknown = parse_mokutil(mokutil_text)
-        if state in ('enabled', 'disabled'):
-            reading.update(state=state, source='mokutil', shim_validation=shim,
-                           detail=' / '.join(_ANSI_RE.sub('', line).strip() for line in mokutil_text.splitlines() if line.strip()))
-            return reading
-        if state in ('no-efi', 'unsupported'):
-            reading.update(state='no-efi' if state == 'no-efi' else 'disabled', source='mokutil',
-                           detail='mokutil: ' + ("EFI variables are not supported on this system" if state == 'no-efi'
-                                                 else "this system doesn't support Secure Boot"))
-            return reading
-        reading['detail'] = 'mokutil printed: %s' % ' / '.join(unknown or [mokutil_text.strip()])
-    raw = _slurped_bytes(efivar)
-    if raw is not None:
-        # efivarfs: 4 bytes of attributes, then the value (1 byte: 0 or 1).
-        if len(raw) == 5 and raw[4:5] in (b'\x00', b'\x01'):
-            reading.update(state='enabled' if raw[4:5] == b'\x01' else 'disabled', source='efivar',
-                           detail='EFI variable SecureBoot = %d' % ord(raw[4:5]))
-        else:
-            reading.update(source='efivar', detail='EFI variable SecureBoot has %d bytes, not the 5 expected' % len(raw))
-        return reading
-    if mokutil_text is None and isinstance(efivar, dict) and not efivar.get('skipped'):
-        reading.update(state='no-efi', detail='no mokutil and no SecureBoot EFI variable (legacy BIOS boot, or efivarfs not mounted)')
-    return reading
-
-
-def disk_readings(mounts, path, min_free_gib):
-    """Free space of the file system that holds ``path`` (longest mount point that contains it)."""
-    wanted = posixpath.normpath(str(path or '/'))
-    best = None
-    for mount in mounts or []:
-        point = str(mount.get('mount') or '')
-        if not point.startswith('/'):
-            continue
-        point = posixpath.normpath(point)
-        inside = wanted == point or point == '/' or wanted.startswith(point + '/')
-        if inside and (best is None or len(point) >= len(posixpath.normpath(best['mount']))):
-            best = mount
-    reading = {'path': wanted, 'mount': None, 'free_bytes': None, 'free_gib': None, 'min_free_gib': min_free_gib}
-    if best is not None and best.get('size_available') is not None:
-        free = int(best['size_available'])
-        reading.update(mount=best['mount'], free_bytes=free, free_gib=round(free / float(GIB), 1))
-    return reading
+def _kind(inputs, platform):
+    """(kernel managed?, why) from the role's knob, or the node's kind when it is null."""
+    knob = _opt_bool(inputs.get('kernel_managed'))
+    if knob is not None:
+        return knob, 'preflight_kernel_managed: %s' % ('true' if knob else 'false')
+    if platform.get('kernel_managed') is False:
+        return False, platform.get('kernel_managed_reason') or 'llmfleet_platform.kernel_managed is false'
+    return True, platform.get('kernel_managed_reason') or 'the node runs its own kernel'
 
 
 # ---------------------------------------------------------------------------------------------
-# Readings: everything the rules and the report use, parsed once
+# Readings: everything the rules and the report use, gathered once
 # ---------------------------------------------------------------------------------------------
 
 def _readings(inputs):
-    """Parse the role's inputs into the readings the rules use (with every PCI device)."""
+    """The role's inputs as the readings the rules use (with every PCI device)."""
+    platform = inputs.get('platform') if isinstance(inputs.get('platform'), dict) else {}
+    node, node_error = _module_facts(inputs.get('node'), 'preflight')
+    node = node or {}
     rocm, rocm_error = _module_facts(inputs.get('rocm'), 'rocm')
     pcie, pcie_error = _module_facts(inputs.get('pcie'), 'pcie')
     numa, numa_error = _module_facts(inputs.get('numa'), 'numa')
     rdma, rdma_error = _module_facts(inputs.get('rdma'), 'rdma')
 
-    kernel = inputs.get('kernel')
+    release = (node.get('kernel') or {}).get('release') or platform.get('kernel')
     min_kernel = str(inputs.get('min_kernel') or '5.15')
-    kernel_managed = _opt_bool(inputs.get('kernel_managed', True)) is not False
-    packages = list(inputs.get('kernel_packages') or [])
-    apt = inputs.get('apt_policy')
-    kernel_packages = {'checked': False, 'packages': None, 'error': None}
-    if kernel_managed and packages:
-        if _command_ran(apt):
-            if apt.get('rc', 0) != 0:
-                kernel_packages['error'] = 'apt-cache exited with %s: %s' % (
-                    apt.get('rc'), (apt.get('stderr') or apt.get('stdout') or apt.get('msg') or '').strip()[:300])
-            else:
-                try:
-                    kernel_packages.update(checked=True, packages=parse_apt_policy(apt.get('stdout'), packages))
-                except ValueError as exc:
-                    kernel_packages['error'] = 'apt-cache policy printed output preflight cannot read (%s)' % exc
-        elif isinstance(apt, dict) and not apt.get('skipped'):
-            kernel_packages['error'] = str(apt.get('msg') or 'apt-cache did not run')
+    managed, managed_reason = _kind(inputs, platform)
+    kernel_packages = dict(node.get('kernel_packages') or _NO_PACKAGES_READING)
+    if managed and node_error and platform.get('kernel_packages'):
+        kernel_packages['error'] = 'preflight_facts did not answer (%s)' % node_error
 
-    numa_balancing = None
-    text = _slurped(inputs.get('numa_balancing'))
-    if text is not None and text.strip().isdigit():
-        numa_balancing = int(text.strip())
+    disk = dict(node.get('disk') or {'path': inputs.get('disk_path'), 'mount': None, 'free_bytes': None, 'free_gib': None})
+    disk['min_free_gib'] = _whole(_opt_number(inputs.get('min_free_gib'), float))
 
-    cmdline_text = _slurped(inputs.get('cmdline'))
     devices = dict((dev.get('address'), dev) for dev in (pcie or {}).get('devices') or [])
     rdma_devices = (rdma or {}).get('devices') or []
     rdma_addresses = sorted(set(addr for addr in (normalize_pci_address(dev.get('pci_address')) for dev in rdma_devices) if addr))
@@ -412,21 +168,20 @@ def _readings(inputs):
         gpus.append({'address': address, 'description': device.get('description'), 'numa_node': device.get('numa_node'),
                      'largest_bar_bytes': device.get('largest_bar_bytes'), 'link': device.get('pcie')})
     cpu_count = (numa or {}).get('cpu_count')
-    cpu_nodes = len([node for node in (numa or {}).get('nodes') or [] if node.get('cpus')])
+    cpu_nodes = len([node_ for node_ in (numa or {}).get('nodes') or [] if node_.get('cpus')])
 
     return {
-        'os': {'distribution': inputs.get('distribution'), 'version': inputs.get('distribution_version'),
-               'supported': bool(_opt_bool(inputs.get('os_supported', False)))},
-        'kernel': {'release': kernel, 'version': parse_kernel_version(kernel), 'minimum': min_kernel,
-                   'minimum_version': parse_kernel_version(min_kernel), 'managed': kernel_managed},
+        'os': {'name': platform.get('name'), 'supported': bool(platform.get('supported')), 'platform': platform},
+        'kernel': {'release': release, 'version': parse_kernel_version(release), 'minimum': min_kernel,
+                   'minimum_version': parse_kernel_version(min_kernel), 'managed': managed, 'managed_reason': managed_reason},
         'kernel_packages': kernel_packages,
-        'secure_boot': secure_boot_readings(inputs.get('mokutil'), inputs.get('secure_boot_efivar')),
-        'disk': disk_readings(inputs.get('mounts'), inputs.get('disk_path'), _whole(_opt_number(inputs.get('min_free_gib'), float))),
-        'cmdline': cmdline_readings(cmdline_text) if cmdline_text is not None else None,
-        'numa_balancing': numa_balancing,
+        'secure_boot': dict(node.get('secure_boot') or _NO_SECURE_BOOT_READING),
+        'disk': disk,
+        'cmdline': node.get('cmdline'),
+        'numa_balancing': node.get('numa_balancing'),
         'cpu_count': cpu_count,
         'numa_nodes_with_cpus': cpu_nodes if numa else None,
-        'sockets': _opt_number(inputs.get('sockets')),
+        'sockets': node.get('sockets'),
         'lspci': lspci_ran,
         'pcie_capabilities_readable': (pcie or {}).get('capabilities_readable') if lspci_ran else None,
         'pcie_devices': devices,
@@ -441,17 +196,19 @@ def _readings(inputs):
         'rdma_addresses': rdma_addresses,
         'multi_node': bool(rdma_devices) if multi_node is None else bool(multi_node),
         'multi_node_from': 'rdma devices' if multi_node is None else 'inventory',
-        'errors': {'rocm_facts': rocm_error, 'pcie_facts': pcie_error, 'numa_facts': numa_error, 'rdma_facts': rdma_error},
+        'errors': {'preflight_facts': node_error, 'rocm_facts': rocm_error, 'pcie_facts': pcie_error, 'numa_facts': numa_error,
+                   'rdma_facts': rdma_error},
         'expected_gpu_count': _opt_number(inputs.get('expected_gpu_count')),
     }
 
 
 def preflight_readings(inputs):
-    """What the report shows of a node: the parsed inputs, without the full PCI device list."""
+    """What the report shows of a node: the readings, without the full PCI device list."""
     if not isinstance(inputs, dict):
         raise AnsibleFilterError('preflight_readings expects a dict of inputs, got %s' % type(inputs).__name__)
     readings = _readings(inputs)
     del readings['pcie_devices']
+    del readings['os']['platform']
     return readings
 
 
@@ -475,11 +232,11 @@ def _rules_os_kernel(r):
     found = []
     os_reading, kernel = r['os'], r['kernel']
     if not os_reading['supported']:
+        platform = os_reading['platform']
         found.append(_finding(
-            'os-unsupported', 'fail',
-            'Unsupported system %s %s: llmfleet.rocm supports Ubuntu 22.04, Ubuntu 24.04 and Debian 12.'
-            % (os_reading['distribution'], os_reading['version']),
-            'Reinstall the node with Ubuntu 22.04, Ubuntu 24.04 or Debian 12 (the systems AMD builds ROCm for).'))
+            'os-unsupported', 'fail', ' '.join(_SYSTEM.messages({}, {'platform': platform})),
+            'Reinstall the node with %s (the systems AMD builds ROCm for).'
+            % ' or '.join(platform.get('supported_names') or ['a supported system'])))
     if kernel['version'] is None:
         found.append(_finding(
             'kernel-unreadable', 'warn', 'The running kernel release %r does not start with a version number.' % (kernel['release'],),
@@ -494,8 +251,9 @@ def _rules_os_kernel(r):
     if not kernel['managed']:
         found.append(_finding(
             'kernel-packages-unchecked', 'info',
-            'The kernel is not this host\'s own (preflight_kernel_managed: false): the availability of its headers was not checked.',
-            'Nothing to do where the kernel belongs to a container host; on a real server set preflight_kernel_managed: true.'))
+            'The kernel is not this host\'s own (%s): the availability of its headers was not checked.' % kernel['managed_reason'],
+            'Nothing to do where the kernel belongs to a container host; on a real server set preflight_kernel_managed: true '
+            '(or llmfleet_node_kernel_managed: true for every role).'))
     elif packages['error']:
         found.append(_finding(
             'kernel-packages-unknown', 'warn',
@@ -558,7 +316,7 @@ def _rules_disk(r):
 def _rules_gpus(r):
     found = []
     errors = r['errors']
-    broken = ['%s: %s' % (name, errors[name]) for name in ('pcie_facts', 'numa_facts', 'rdma_facts') if errors[name]]
+    broken = ['%s: %s' % (name, errors[name]) for name in ('preflight_facts', 'pcie_facts', 'numa_facts', 'rdma_facts') if errors[name]]
     if broken:
         found.append(_finding(
             'facts-unreadable', 'warn', 'Some facts could not be read, and the checks that need them were skipped: %s' % '; '.join(broken),
@@ -762,11 +520,6 @@ def preflight_findings(inputs):
     return found
 
 
-def unknown_preflight_ids(ids):
-    """The entries of ``ids`` that are not preflight finding ids."""
-    return [rule_id for rule_id in ids or [] if rule_id not in RULE_IDS]
-
-
 def preflight_lines(findings):
     """One readable line per finding: ``[level] id: message Fix: fix``."""
     return ['[%s] %s: %s Fix: %s' % (item['level'], item['id'], item['message'], item['fix']) for item in findings or []]
@@ -779,6 +532,5 @@ class FilterModule(object):
         return {
             'preflight_findings': preflight_findings,
             'preflight_readings': preflight_readings,
-            'unknown_preflight_ids': unknown_preflight_ids,
             'preflight_lines': preflight_lines,
         }

@@ -2,13 +2,13 @@
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Tests for the preflight filters: every rule fires on the reading it is about and stays quiet on the
-nearest healthy reading; the raw-output parsers; and the rules on real lspci captures."""
+nearest healthy reading, and the rules on real lspci captures. The readings are what the facts modules
+return (preflight_facts' parsers have their own tests under tests/unit/plugins/module_utils)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import base64
 import copy
 import os
 
@@ -18,21 +18,30 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.filter.preflight import (
     RULE_IDS,
     FilterModule,
-    cmdline_readings,
-    parse_apt_policy,
-    parse_mokutil,
     preflight_findings,
     preflight_lines,
     preflight_readings,
-    unknown_preflight_ids,
 )
 from ansible_collections.llmfleet.rocm.plugins.module_utils import lspci
+from ansible_collections.llmfleet.rocm.plugins.module_utils.apt_policy import parse_apt_policy
+from ansible_collections.llmfleet.rocm.plugins.module_utils.cmdline import cmdline_readings
+from ansible_collections.llmfleet.rocm.plugins.module_utils.secure_boot import secure_boot_reading
 
 GIB = 1024 ** 3
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'lspci')
 KERNEL = '6.8.0-45-generic'
+PACKAGES = ['linux-headers-' + KERNEL, 'linux-modules-extra-' + KERNEL]
 HEALTHY_CMDLINE = 'BOOT_IMAGE=/vmlinuz-%s root=UUID=0b1e ro quiet splash iommu=pt pci=realloc=off\n' % KERNEL
-EFIVAR = '/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c'
+SUPPORTED = ['Debian 12', 'Ubuntu 22.04', 'Ubuntu 24.04']
+PLATFORM = {
+    'key': 'Ubuntu-22', 'kernel': KERNEL, 'name': 'Ubuntu 22.04', 'supported': True, 'supported_names': SUPPORTED,
+    'rocm_suite': 'jammy', 'kernel_packages': PACKAGES, 'cpupower_packages': ['linux-tools-common', 'linux-tools-' + KERNEL],
+    'kernel_managed': True, 'kernel_managed_reason': 'the node runs its own kernel',
+}
+UNSUPPORTED = dict(PLATFORM, key='Rocky-9', name='Rocky 9.4', supported=False, rocm_suite='', kernel_packages=[],
+                   cpupower_packages=[])
+CONTAINER = dict(PLATFORM, kernel_managed=False,
+                 kernel_managed_reason="the node is a podman container: its kernel, boot loader and /proc/sys are the host's")
 
 # The format of "apt-cache policy", as apt 2.x prints it (block per package, two-space fields).
 APT_BOTH_AVAILABLE = (
@@ -44,33 +53,30 @@ APT_BOTH_AVAILABLE = (
 ).format(k=KERNEL)
 
 
-def _slurp(text, path):
-    return {'changed': False, 'item': path, 'source': path, 'encoding': 'base64',
-            'content': base64.b64encode(text if isinstance(text, bytes) else text.encode('utf-8')).decode('ascii')}
-
-
-def _slurp_missing(path):
-    return {'changed': False, 'item': path, 'failed': False, 'failed_when_result': False,
-            'msg': 'file not found: %s' % path}
-
-
-def _command(stdout='', stderr='', rc=0):
-    return {'changed': False, 'rc': rc, 'stdout': stdout, 'stderr': stderr,
-            'stdout_lines': stdout.splitlines(), 'stderr_lines': stderr.splitlines()}
-
-
-def _mokutil_missing():
-    # What ansible.builtin.command registers when the program is not installed.
-    return {'changed': False, 'rc': 2, 'cmd': 'mokutil --sb-state', 'stdout': '', 'stderr': '',
-            'msg': "[Errno 2] No such file or directory: b'mokutil'", 'failed': False, 'failed_when_result': False}
-
-
 def _facts(key, value):
     return {'changed': False, 'ansible_facts': {key: value}, 'commands': []}
 
 
 def _module_failed(msg):
     return {'changed': False, 'failed': False, 'failed_when_result': False, 'msg': msg}
+
+
+def _packages(apt_text):
+    """The kernel_packages reading preflight_facts makes of an apt-cache policy answer."""
+    return {'checked': True, 'packages': parse_apt_policy(apt_text, PACKAGES), 'error': None}
+
+
+def _node_readings():
+    """What preflight_facts reads on a healthy node."""
+    return {
+        'kernel': {'release': KERNEL, 'version': [6, 8, 0]},
+        'cmdline': cmdline_readings(HEALTHY_CMDLINE), 'kernel_args_missing': [],
+        'numa_balancing': 0,
+        'secure_boot': secure_boot_reading('SecureBoot disabled\n'),
+        'kernel_packages': _packages(APT_BOTH_AVAILABLE),
+        'disk': {'path': '/opt', 'mount': '/', 'free_bytes': 2900 * GIB, 'free_gib': 2900.0},
+        'sockets': 2, 'paths': {},
+    }
 
 
 def _device(address, class_id, vendor_id='1002', path=None, numa_node=0, bar_bytes=None, link=None, acs=None, iommu_group=1):
@@ -130,17 +136,9 @@ def _gpu(index, address):
 def healthy():
     """The inputs the role gathers on a healthy 2-GPU Ubuntu 22.04 node with ROCm installed: no finding at all."""
     return {
-        'distribution': 'Ubuntu', 'distribution_version': '22.04', 'os_supported': True,
-        'kernel': KERNEL, 'min_kernel': '5.15', 'kernel_managed': True,
-        'kernel_packages': ['linux-headers-' + KERNEL, 'linux-modules-extra-' + KERNEL],
-        'apt_policy': _command(APT_BOTH_AVAILABLE),
-        'cmdline': _slurp(HEALTHY_CMDLINE, '/proc/cmdline'),
-        'numa_balancing': _slurp('0\n', '/proc/sys/kernel/numa_balancing'),
-        'mokutil': _command('SecureBoot disabled\n'),
-        'secure_boot_efivar': {'changed': False, 'skipped': True, 'skip_reason': 'Conditional result was False'},
-        'mounts': [{'mount': '/', 'device': '/dev/nvme0n1p2', 'fstype': 'ext4', 'size_total': 3500 * GIB, 'size_available': 2900 * GIB},
-                   {'mount': '/boot/efi', 'device': '/dev/nvme0n1p1', 'fstype': 'vfat', 'size_total': GIB, 'size_available': GIB // 2}],
-        'sockets': 2, 'disk_path': '/opt', 'min_free_gib': 50,
+        'platform': copy.deepcopy(PLATFORM), 'kernel_managed': None, 'min_kernel': '5.15',
+        'node': _facts('preflight', _node_readings()),
+        'disk_path': '/opt', 'min_free_gib': 50,
         'rocm': _facts('rocm', {'gpu_count': 2, 'gfx_targets': ['gfx942'], 'rocm_version': '7.1.1', 'driver_version': '6.14.14',
                                 'sources': ['amd-smi', 'rocminfo'], 'gpus': [_gpu(0, '0000:05:00.0'), _gpu(1, '0000:85:00.0')]}),
         'pcie': _facts('pcie', _pcie_facts(_healthy_devices())),
@@ -173,8 +171,28 @@ def _set(**changes):
     return apply
 
 
+def _node(**changes):
+    """Change what preflight_facts read."""
+    def apply(inputs):
+        inputs['node']['ansible_facts']['preflight'].update(changes)
+    return apply
+
+
 def _cmdline(text):
-    return _set(cmdline=_slurp(text, '/proc/cmdline'))
+    return _node(cmdline=cmdline_readings(text))
+
+
+def _kernel(release):
+    return _node(kernel={'release': release, 'version': None})
+
+
+def _mokutil(text=None, efivar=None, looked=True):
+    return _node(secure_boot=secure_boot_reading(text, efivar, looked))
+
+
+def _disk(free_gib, mount='/opt'):
+    return _node(disk={'path': '/opt', 'mount': mount, 'free_bytes': None if free_gib is None else free_gib * GIB,
+                       'free_gib': None if free_gib is None else float(free_gib)})
 
 
 def _pcie_device(address, **changes):
@@ -228,50 +246,51 @@ _NO_RDMA = _set(rdma=_facts('rdma', _rdma_facts([])))
 
 # (case id, rule id, mutation, level the rule must have, or None when it must stay quiet)
 CASES = [
-    ('os-unsupported-rocky-9', 'os-unsupported', _set(distribution='Rocky', distribution_version='9.4', os_supported=False), 'fail'),
-    ('os-unsupported-debian-12-quiet', 'os-unsupported', _set(distribution='Debian', distribution_version='12.7'), None),
-    ('kernel-unreadable-garbage', 'kernel-unreadable', _set(kernel='custom-kernel'), 'warn'),
-    ('kernel-unreadable-two-part-quiet', 'kernel-unreadable', _set(kernel='6.8-rc1'), None),
-    ('kernel-too-old-5.4', 'kernel-too-old', _set(kernel='5.4.0-216-generic'), 'fail'),
-    ('kernel-too-old-5.15-quiet', 'kernel-too-old', _set(kernel='5.15.0-124-generic'), None),
-    ('kernel-packages-unchecked-lab', 'kernel-packages-unchecked', _set(kernel_managed=False, apt_policy={'skipped': True}), 'info'),
-    ('kernel-packages-unchecked-managed-quiet', 'kernel-packages-unchecked', _set(kernel_managed=True), None),
-    ('kernel-packages-unknown-apt-error', 'kernel-packages-unknown',
-     _set(apt_policy=_command('', 'E: Could not open lock file /var/cache/apt/pkgcache.bin\n', rc=100)), 'warn'),
-    ('kernel-packages-unknown-garbage', 'kernel-packages-unknown', _set(apt_policy=_command('this is not apt output\n')), 'warn'),
-    ('kernel-packages-unknown-clean-quiet', 'kernel-packages-unknown', _set(apt_policy=_command(APT_BOTH_AVAILABLE)), None),
-    ('kernel-packages-unavailable-unknown-names', 'kernel-packages-unavailable', _set(apt_policy=_command('')), 'fail'),
-    ('kernel-packages-unavailable-no-candidate', 'kernel-packages-unavailable',
-     _set(apt_policy=_command(APT_BOTH_AVAILABLE.replace('Candidate: 6.8.0-45.45~22.04.1\n  Version table:\n     6.8',
-                                                         'Candidate: (none)\n  Version table:\n     6.8', 1))), 'fail'),
-    ('kernel-packages-unavailable-installed-quiet', 'kernel-packages-unavailable',
-     _set(apt_policy=_command(APT_BOTH_AVAILABLE.replace('Installed: (none)\n  Candidate: 6.8.0-45.45~22.04.1',
-                                                         'Installed: 6.8.0-45.45~22.04.1\n  Candidate: (none)'))), None),
-    ('secure-boot-enabled-mokutil', 'secure-boot-enabled', _set(mokutil=_command('SecureBoot enabled\n')), 'warn'),
-    ('secure-boot-enabled-efivar', 'secure-boot-enabled',
-     _set(mokutil=_mokutil_missing(), secure_boot_efivar=_slurp(b'\x06\x00\x00\x00\x01', EFIVAR)), 'warn'),
-    ('secure-boot-enabled-shim-validation-off', 'secure-boot-enabled',
-     _set(mokutil=_command('SecureBoot enabled\nSecureBoot validation is disabled in shim\n')), 'info'),
-    ('secure-boot-enabled-efivar-off-quiet', 'secure-boot-enabled',
-     _set(mokutil=_mokutil_missing(), secure_boot_efivar=_slurp(b'\x06\x00\x00\x00\x00', EFIVAR)), None),
-    ('secure-boot-enabled-setup-mode-quiet', 'secure-boot-enabled', _set(mokutil=_command('SecureBoot disabled\nPlatform is in Setup Mode\n')),
+    ('os-unsupported-rocky-9', 'os-unsupported', _set(platform=UNSUPPORTED), 'fail'),
+    ('os-unsupported-debian-12-quiet', 'os-unsupported', _set(platform=dict(PLATFORM, key='Debian-12', name='Debian 12')), None),
+    ('kernel-unreadable-garbage', 'kernel-unreadable', _kernel('custom-kernel'), 'warn'),
+    ('kernel-unreadable-two-part-quiet', 'kernel-unreadable', _kernel('6.8-rc1'), None),
+    ('kernel-too-old-5.4', 'kernel-too-old', _kernel('5.4.0-216-generic'), 'fail'),
+    ('kernel-too-old-5.15-quiet', 'kernel-too-old', _kernel('5.15.0-124-generic'), None),
+    ('kernel-packages-unchecked-knob', 'kernel-packages-unchecked',
+     _all(_set(kernel_managed=False), _node(kernel_packages={'checked': False, 'packages': None, 'error': None})), 'info'),
+    ('kernel-packages-unchecked-container', 'kernel-packages-unchecked',
+     _all(_set(platform=CONTAINER), _node(kernel_packages={'checked': False, 'packages': None, 'error': None})), 'info'),
+    ('kernel-packages-unchecked-container-knob-true-quiet', 'kernel-packages-unchecked', _set(platform=CONTAINER, kernel_managed=True),
      None),
-    ('secure-boot-unknown-cannot-determine', 'secure-boot-unknown',
-     _set(mokutil=_command('Cannot determine secure boot state.\n'), secure_boot_efivar={'skipped': True}), 'info'),
-    ('secure-boot-unknown-odd-efivar', 'secure-boot-unknown',
-     _set(mokutil=_mokutil_missing(), secure_boot_efivar=_slurp(b'\x06\x00\x00\x00', EFIVAR)), 'info'),
-    ('secure-boot-unknown-no-efi-quiet', 'secure-boot-unknown',
-     _set(mokutil=_command('', 'EFI variables are not supported on this system\n', rc=255), secure_boot_efivar=_slurp_missing(EFIVAR)), None),
-    ('secure-boot-unknown-no-mokutil-no-efivar-quiet', 'secure-boot-unknown',
-     _set(mokutil=_mokutil_missing(), secure_boot_efivar=_slurp_missing(EFIVAR)), None),
-    ('disk-path-unknown-no-mounts', 'disk-path-unknown', _set(mounts=[]), 'warn'),
-    ('disk-path-unknown-check-off-quiet', 'disk-path-unknown', _set(mounts=[], min_free_gib=0), None),
-    ('disk-space-low-opt-mount', 'disk-space-low',
-     _set(mounts=[{'mount': '/', 'size_available': 900 * GIB}, {'mount': '/opt', 'size_available': 20 * GIB}]), 'fail'),
-    ('disk-space-low-sibling-mount-quiet', 'disk-space-low',
-     _set(mounts=[{'mount': '/', 'size_available': 900 * GIB}, {'mount': '/optical', 'size_available': 20 * GIB}]), None),
+    ('kernel-packages-unknown-apt-error', 'kernel-packages-unknown',
+     _node(kernel_packages={'checked': False, 'packages': None,
+                            'error': 'apt-cache policy reported "E: Could not open lock file /var/cache/apt/pkgcache.bin"'}), 'warn'),
+    ('kernel-packages-unknown-no-readings', 'kernel-packages-unknown',
+     _set(node=_module_failed('preflight_facts: unsupported parameter')), 'warn'),
+    ('kernel-packages-unknown-clean-quiet', 'kernel-packages-unknown', _set(), None),
+    ('kernel-packages-unavailable-unknown-names', 'kernel-packages-unavailable', _node(kernel_packages=_packages('')), 'fail'),
+    ('kernel-packages-unavailable-no-candidate', 'kernel-packages-unavailable',
+     _node(kernel_packages=_packages(APT_BOTH_AVAILABLE.replace('Candidate: 6.8.0-45.45~22.04.1\n  Version table:\n     6.8',
+                                                                'Candidate: (none)\n  Version table:\n     6.8', 1))), 'fail'),
+    ('kernel-packages-unavailable-installed-quiet', 'kernel-packages-unavailable',
+     _node(kernel_packages=_packages(APT_BOTH_AVAILABLE.replace('Installed: (none)\n  Candidate: 6.8.0-45.45~22.04.1',
+                                                                'Installed: 6.8.0-45.45~22.04.1\n  Candidate: (none)'))), None),
+    ('secure-boot-enabled-mokutil', 'secure-boot-enabled', _mokutil('SecureBoot enabled\n', looked=False), 'warn'),
+    ('secure-boot-enabled-efivar', 'secure-boot-enabled', _mokutil(efivar=b'\x06\x00\x00\x00\x01'), 'warn'),
+    ('secure-boot-enabled-shim-validation-off', 'secure-boot-enabled',
+     _mokutil('SecureBoot enabled\nSecureBoot validation is disabled in shim\n', looked=False), 'info'),
+    ('secure-boot-enabled-efivar-off-quiet', 'secure-boot-enabled', _mokutil(efivar=b'\x06\x00\x00\x00\x00'), None),
+    ('secure-boot-enabled-setup-mode-quiet', 'secure-boot-enabled', _mokutil('SecureBoot disabled\nPlatform is in Setup Mode\n', looked=False),
+     None),
+    ('secure-boot-unknown-cannot-determine', 'secure-boot-unknown', _mokutil('Cannot determine secure boot state.\n'), 'info'),
+    ('secure-boot-unknown-odd-efivar', 'secure-boot-unknown', _mokutil(efivar=b'\x06\x00\x00\x00'), 'info'),
+    ('secure-boot-unknown-no-readings', 'secure-boot-unknown', _set(node=_module_failed('preflight_facts: unsupported parameter')), 'info'),
+    ('secure-boot-unknown-no-efi-quiet', 'secure-boot-unknown', _mokutil('EFI variables are not supported on this system\n'), None),
+    ('secure-boot-unknown-no-mokutil-no-efivar-quiet', 'secure-boot-unknown', _mokutil(), None),
+    ('disk-path-unknown-statvfs-failed', 'disk-path-unknown', _disk(None, mount=None), 'warn'),
+    ('disk-path-unknown-check-off-quiet', 'disk-path-unknown', _all(_disk(None, mount=None), _set(min_free_gib=0)), None),
+    ('disk-space-low-opt-mount', 'disk-space-low', _disk(20), 'fail'),
+    ('disk-space-low-enough-quiet', 'disk-space-low', _disk(50), None),
     ('facts-unreadable-lspci-error', 'facts-unreadable',
      _set(pcie=_module_failed('lspci reported an error: "pcilib: Cannot open /sys/bus/pci/devices". lspci cannot read the PCI bus')), 'warn'),
+    ('facts-unreadable-preflight-facts-failed', 'facts-unreadable', _set(node=_module_failed('preflight_facts: unsupported parameter')),
+     'warn'),
     ('facts-unreadable-all-read-quiet', 'facts-unreadable', _set(), None),
     ('rocm-tools-error-driver', 'rocm-tools-error',
      _set(rocm=_module_failed('rocminfo reported an error: "ROCk module is NOT loaded, possibly no GPU devices".')), 'warn'),
@@ -297,7 +316,7 @@ CASES = [
     ('gpu-not-visible-to-rocm-partitions-quiet', 'gpu-not-visible-to-rocm', _rocm(gpu_count=16), None),
     ('gpu-bar-small-256mib', 'gpu-bar-small', _pcie_device('0000:85:00.0', largest_bar_bytes=_SMALL_BAR), 'warn'),
     ('gpu-bar-small-4gib-quiet', 'gpu-bar-small', _pcie_device('0000:85:00.0', largest_bar_bytes=4 * GIB), None),
-    ('cmdline-unreadable', 'cmdline-unreadable', _set(cmdline=_slurp_missing('/proc/cmdline')), 'info'),
+    ('cmdline-unreadable', 'cmdline-unreadable', _node(cmdline=None), 'info'),
     ('cmdline-unreadable-read-quiet', 'cmdline-unreadable', _set(), None),
     ('iommu-disabled-amd-iommu-off', 'iommu-disabled', _cmdline('ro amd_iommu=off pci=realloc=off'), 'warn'),
     ('iommu-disabled-iommu-off-last', 'iommu-disabled', _cmdline('ro iommu=pt iommu=off pci=realloc=off'), 'warn'),
@@ -327,9 +346,9 @@ CASES = [
     ('pcie-acs-enabled-single-node', 'pcie-acs-enabled', _all(_pcie_device('0000:81:00.0', acs=_acs(True)), _NO_RDMA), 'info'),
     ('pcie-acs-enabled-off-path-quiet', 'pcie-acs-enabled',
      _add_bridge_with_acs, None),
-    ('numa-balancing-enabled', 'numa-balancing-enabled', _set(numa_balancing=_slurp('1\n', '/proc/sys/kernel/numa_balancing')), 'warn'),
+    ('numa-balancing-enabled', 'numa-balancing-enabled', _node(numa_balancing=1), 'warn'),
     ('numa-balancing-enabled-missing-quiet', 'numa-balancing-enabled',
-     _set(numa_balancing=_slurp_missing('/proc/sys/kernel/numa_balancing')), None),
+     _node(numa_balancing=None), None),
     ('numa-nps-not-1-nps4', 'numa-nps-not-1', _numa_nodes(8), 'info'),
     ('numa-nps-not-1-nps1-quiet', 'numa-nps-not-1', _numa_nodes(2), None),
 ]
@@ -395,8 +414,7 @@ def test_link_messages_name_trained_and_capable():
 
 def test_findings_are_ordered_by_level():
     inputs = healthy()
-    _set(kernel='5.4.0-1-generic', numa_balancing=_slurp('1', '/proc/sys/kernel/numa_balancing'))(inputs)
-    _cmdline('ro iommu=pt')(inputs)
+    _all(_kernel('5.4.0-1-generic'), _node(numa_balancing=1), _cmdline('ro iommu=pt'))(inputs)
     assert [finding['level'] for finding in preflight_findings(inputs)] == ['fail', 'warn', 'info']
 
 
@@ -411,9 +429,29 @@ def test_accepted_finding_becomes_info():
 
 def test_strings_from_older_templating_are_understood():
     inputs = healthy()
-    inputs.update(kernel_managed='False', multi_node='None', expected_gpu_count='', min_free_gib='50', sockets='2',
-                  apt_policy={'skipped': True})
+    inputs.update(kernel_managed='False', multi_node='None', expected_gpu_count='', min_free_gib='50')
     assert ids(preflight_findings(inputs)) == ['kernel-packages-unchecked']
+
+
+def test_unsupported_system_names_the_supported_ones():
+    finding = by_id(preflight_findings(dict(healthy(), platform=UNSUPPORTED)), 'os-unsupported')
+    assert finding['message'] == 'Unsupported system Rocky 9.4: the preflight role supports Debian 12, Ubuntu 22.04, Ubuntu 24.04.'
+    assert 'Debian 12 or Ubuntu 22.04 or Ubuntu 24.04' in finding['fix']
+
+
+def test_unchecked_kernel_says_why():
+    inputs = dict(healthy(), platform=CONTAINER)
+    assert 'podman container' in by_id(preflight_findings(inputs), 'kernel-packages-unchecked')['message']
+    inputs['kernel_managed'] = False
+    assert '(preflight_kernel_managed: false)' in by_id(preflight_findings(inputs), 'kernel-packages-unchecked')['message']
+
+
+def test_kernel_comes_from_the_node_reading():
+    inputs = healthy()
+    inputs['platform']['kernel'] = '5.4.0-1-generic'
+    assert 'kernel-too-old' not in ids(preflight_findings(inputs))
+    inputs['node'] = _module_failed('preflight_facts: unsupported parameter')
+    assert by_id(preflight_findings(inputs), 'kernel-too-old')['message'].startswith('The running kernel 5.4.0-1-generic')
 
 
 def test_inputs_must_be_a_dict():
@@ -426,93 +464,31 @@ def test_inputs_must_be_a_dict():
 def test_readings_for_the_report():
     readings = preflight_readings(healthy())
     assert 'pcie_devices' not in readings
+    assert readings['os'] == {'name': 'Ubuntu 22.04', 'supported': True}
+    assert readings['kernel']['release'] == KERNEL and readings['kernel']['managed'] is True
     assert readings['secure_boot'] == {'state': 'disabled', 'source': 'mokutil', 'shim_validation': None, 'detail': 'SecureBoot disabled'}
-    assert readings['disk']['mount'] == '/' and readings['disk']['free_gib'] == 2900.0 and readings['disk']['min_free_gib'] == 50
+    assert readings['disk'] == {'path': '/opt', 'mount': '/', 'free_bytes': 2900 * GIB, 'free_gib': 2900.0, 'min_free_gib': 50}
+    assert readings['sockets'] == 2 and readings['numa_balancing'] == 0 and readings['cmdline']['iommu_passthrough'] is True
     assert [gpu['address'] for gpu in readings['gpus']] == ['0000:05:00.0', '0000:85:00.0']
     assert readings['multi_node'] is True and readings['multi_node_from'] == 'rdma devices'
     assert readings['kernel_packages']['packages']['linux-headers-' + KERNEL] == {
         'known': True, 'installed': None, 'candidate': '6.8.0-45.45~22.04.1'}
 
 
-def test_unknown_ids_and_lines():
-    assert unknown_preflight_ids(['gpu-none', 'gpu-gone', 'iommu-disabled']) == ['gpu-gone']
-    assert unknown_preflight_ids(None) == []
+def test_lines():
     assert preflight_lines([{'id': 'gpu-none', 'level': 'fail', 'message': 'No GPU.', 'fix': 'Seat one.'}]) == [
         '[fail] gpu-none: No GPU. Fix: Seat one.']
+    assert preflight_lines(None) == []
 
 
 def test_filter_names():
-    assert sorted(FilterModule().filters()) == ['preflight_findings', 'preflight_lines', 'preflight_readings', 'unknown_preflight_ids']
+    assert sorted(FilterModule().filters()) == ['preflight_findings', 'preflight_lines', 'preflight_readings']
 
 
-# ---------------------------------------------------------------------------------------------
-# Raw output parsers
-# ---------------------------------------------------------------------------------------------
-
-# Captured with "apt-cache policy linux-headers-amd64" on this project's Debian 12 build machine.
-APT_DEBIAN_CAPTURE = (
-    'linux-headers-amd64:\n'
-    '  Installed: (none)\n'
-    '  Candidate: 6.1.192-3\n'
-    '  Version table:\n'
-    '     6.1.192-3 500\n'
-    '        500 http://deb.debian.org/debian-security bookworm-security/main amd64 Packages\n'
-    '     6.1.176-1 500\n'
-    '        500 http://deb.debian.org/debian bookworm/main amd64 Packages\n'
-)
-
-
-# Captured with "apt-cache policy bash" on the same machine: an installed package (the *** line).
-APT_DEBIAN_INSTALLED_CAPTURE = (
-    'bash:\n'
-    '  Installed: 5.2.15-2+b8\n'
-    '  Candidate: 5.2.15-2+b13\n'
-    '  Version table:\n'
-    '     5.2.15-2+b13 500\n'
-    '        500 http://deb.debian.org/debian bookworm/main amd64 Packages\n'
-    ' *** 5.2.15-2+b8 100\n'
-    '        100 /var/lib/dpkg/status\n'
-)
-
-
-def test_apt_policy_debian_capture():
-    parsed = parse_apt_policy(APT_DEBIAN_CAPTURE + APT_DEBIAN_INSTALLED_CAPTURE,
-                              ['linux-headers-amd64', 'bash', 'linux-headers-6.1.0-99-amd64'])
-    assert parsed == {
-        'linux-headers-amd64': {'known': True, 'installed': None, 'candidate': '6.1.192-3'},
-        'bash': {'known': True, 'installed': '5.2.15-2+b8', 'candidate': '5.2.15-2+b13'},
-        'linux-headers-6.1.0-99-amd64': {'known': False, 'installed': None, 'candidate': None},
-    }
-
-
-def test_apt_policy_refuses_unknown_text():
-    with pytest.raises(ValueError, match='not apt-cache policy output'):
-        parse_apt_policy('Paketliste wird gelesen...\n', ['linux-headers-6.1.0-99-amd64'])
-
-
-@pytest.mark.parametrize('text, state, shim', [
-    ('SecureBoot enabled\n', 'enabled', True),
-    ('\x1b[32mSecureBoot enabled\n\x1b[0m\x1b[31mSecureBoot validation is disabled in shim\n\x1b[0m', 'enabled', False),
-    ('SecureBoot disabled\nPlatform is in Setup Mode\n', 'disabled', None),
-    ("This system doesn't support Secure Boot\n", 'unsupported', None),
-    ('EFI variables are not supported on this system\n', 'no-efi', None),
-    ('Cannot determine secure boot state.\n', 'undetermined', None),
-], ids=['enabled', 'enabled-coloured-shim-off', 'setup-mode', 'no-secure-boot', 'no-efi', 'undetermined'])
-def test_parse_mokutil(text, state, shim):
-    parsed_state, parsed_shim, unknown = parse_mokutil(text)
-    assert (parsed_state, parsed_shim, unknown) == (state, shim, [])
-
-
-def test_parse_mokutil_keeps_unknown_lines():
-    assert parse_mokutil('Something new\n') == (None, None, ['Something new'])
-
-
-def test_cmdline_readings():
-    reading = cmdline_readings('BOOT_IMAGE=/vmlinuz ro "quiet" amd-iommu=off,fullflush iommu=pt pci=realloc=off,noaer -- iommu=off\n')
-    assert reading['iommu_disabled_by'] == ['amd_iommu=off']
-    assert reading['iommu_passthrough'] is True
-    assert reading['pci_realloc_off'] is True
-    assert reading['iommu'] == ['pt']
+def test_every_filter_has_a_sidecar_doc():
+    directory = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter')
+    for name in FilterModule().filters():
+        assert os.path.exists(os.path.join(directory, name + '.yml')), name
 
 
 # ---------------------------------------------------------------------------------------------
