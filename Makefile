@@ -46,19 +46,19 @@ unit: venv ## pytest on parsers, modules, filters and lab tooling
 	PYTHONPATH=$(CURDIR)/.collections $(BIN)/python -m pytest tests/unit -q
 
 molecule: venv lab-deps ## Every molecule scenario against lab hosts
-	lab/labctl molecule test --all
+	lab/bin/labctl molecule test --all
 
 lab-deps: ## Install the Debian packages the lab needs (podman, runc, debootstrap, ...)
-	lab/labctl deps
+	lab/bin/labctl deps
 
 lab-up: venv lab-deps ## Start the lab hosts of inventories/sandbox (idempotent)
-	lab/labctl up
+	lab/bin/labctl up
 
 lab-down: ## Remove every lab container, the network and the repository server
-	lab/labctl down
+	lab/bin/labctl down
 
 lab-status: ## Show what of the lab exists and runs
-	lab/labctl status
+	lab/bin/labctl status
 
 sandbox: venv ## The main job on the local lab: start the hosts, run site.yml, show what happened
 	@tests/sandbox.sh

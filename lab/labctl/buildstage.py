@@ -10,8 +10,6 @@
               (--build-seconds N makes the builds of that commit last N seconds).
   buildtools  .lab/repo/buildtools/: the toolchain role's pinned Python build tools as wheels (the lab hosts
               install them with --no-index, as a fleet does from its mirror).
-
-Called by lab/labctl.py, which passes itself as `ctl`. Python 3 standard library only.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,10 +22,11 @@ import re
 import shutil
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = os.path.join(HERE, 'sources')
+from .common import LAB, LAB_SRC, REPO, ROOT, LabError, lab_env, read_stamp, run, say, step
+
+SOURCES = os.path.join(LAB_SRC, 'build', 'sources')
 COMPONENTS = ('pytorch', 'triton', 'vllm')
-TOOLCHAIN_DEFAULTS = os.path.join(os.path.dirname(HERE), '..', 'roles', 'toolchain', 'defaults', 'main.yml')
+TOOLCHAIN_DEFAULTS = os.path.join(ROOT, 'roles', 'toolchain', 'defaults', 'main.yml')
 # The first commit's date; each later commit is one hour after the previous one.
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z
 
@@ -54,29 +53,29 @@ def recipe_hash():
     return digest.hexdigest()[:16]
 
 
-def _git(ctl, work, args, when):
-    env = ctl.lab_env({'GIT_AUTHOR_NAME': 'llmfleet lab', 'GIT_AUTHOR_EMAIL': 'lab@llmfleet.invalid',
-                       'GIT_COMMITTER_NAME': 'llmfleet lab', 'GIT_COMMITTER_EMAIL': 'lab@llmfleet.invalid',
-                       'GIT_AUTHOR_DATE': '@%d +0000' % when, 'GIT_COMMITTER_DATE': '@%d +0000' % when,
-                       'GIT_CONFIG_NOSYSTEM': '1', 'HOME': ctl.LAB})
-    return ctl.run(['git', '-C', work] + args, env=env)[1].strip()
+def _git(work, args, when):
+    env = lab_env({'GIT_AUTHOR_NAME': 'llmfleet lab', 'GIT_AUTHOR_EMAIL': 'lab@llmfleet.invalid',
+                   'GIT_COMMITTER_NAME': 'llmfleet lab', 'GIT_COMMITTER_EMAIL': 'lab@llmfleet.invalid',
+                   'GIT_AUTHOR_DATE': '@%d +0000' % when, 'GIT_COMMITTER_DATE': '@%d +0000' % when,
+                   'GIT_CONFIG_NOSYSTEM': '1', 'HOME': LAB})
+    return run(['git', '-C', work] + args, env=env)[1].strip()
 
 
-def _publish(ctl, work, bare):
+def _publish(work, bare):
     """The work tree's main branch into the served bare repository (dumb HTTP needs update-server-info)."""
     if not os.path.isdir(bare):
-        ctl.run(['git', 'init', '--quiet', '--bare', '--initial-branch=main', bare])
-    ctl.run(['git', '-C', work, 'push', '--quiet', '--force', bare, 'main:main'])
-    ctl.run(['git', '-C', bare, 'update-server-info'])
-    ctl.run(['chmod', '-R', 'a+rX', bare])
+        run(['git', 'init', '--quiet', '--bare', '--initial-branch=main', bare])
+    run(['git', '-C', work, 'push', '--quiet', '--force', bare, 'main:main'])
+    run(['git', '-C', bare, 'update-server-info'])
+    run(['chmod', '-R', 'a+rX', bare])
 
 
-def paths(ctl, name):
-    return os.path.join(ctl.LAB, 'build-sources', name), os.path.join(ctl.LAB, 'repo', 'sources', name + '.git')
+def paths(name):
+    return os.path.join(LAB, 'build-sources', name), os.path.join(REPO, 'sources', name + '.git')
 
 
-def create(ctl, name):
-    work, bare = paths(ctl, name)
+def create(name):
+    work, bare = paths(name)
     for path in (work, bare):
         if os.path.exists(path):
             shutil.rmtree(path)
@@ -86,16 +85,16 @@ def create(ctl, name):
         if not os.path.isdir(os.path.dirname(dest)):
             os.makedirs(os.path.dirname(dest))
         shutil.copy2(path, dest)
-    _git(ctl, work, ['init', '--quiet', '--initial-branch=main'], EPOCH)
-    _git(ctl, work, ['add', '--all'], EPOCH)
-    _git(ctl, work, ['commit', '--quiet', '-m', 'Stand-in %s sources' % name], EPOCH)
-    _publish(ctl, work, bare)
-    return _git(ctl, work, ['rev-parse', 'HEAD'], EPOCH)
+    _git(work, ['init', '--quiet', '--initial-branch=main'], EPOCH)
+    _git(work, ['add', '--all'], EPOCH)
+    _git(work, ['commit', '--quiet', '-m', 'Stand-in %s sources' % name], EPOCH)
+    _publish(work, bare)
+    return _git(work, ['rev-parse', 'HEAD'], EPOCH)
 
 
-def advance(ctl, name, build_seconds):
-    work, bare = paths(ctl, name)
-    count = int(_git(ctl, work, ['rev-list', '--count', 'HEAD'], EPOCH))
+def advance(name, build_seconds):
+    work, bare = paths(name)
+    count = int(_git(work, ['rev-list', '--count', 'HEAD'], EPOCH))
     when = EPOCH + 3600 * count
     with open(os.path.join(work, 'CHANGES'), 'a') as handle:
         handle.write('change %d\n' % count)
@@ -105,35 +104,33 @@ def advance(ctl, name, build_seconds):
             handle.write('%d\n' % build_seconds)
     elif os.path.exists(seconds):
         os.unlink(seconds)
-    _git(ctl, work, ['add', '--all'], when)
-    _git(ctl, work, ['commit', '--quiet', '-m', 'Change %d' % count], when)
-    _publish(ctl, work, bare)
-    return _git(ctl, work, ['rev-parse', 'HEAD'], when)
+    _git(work, ['add', '--all'], when)
+    _git(work, ['commit', '--quiet', '-m', 'Change %d' % count], when)
+    _publish(work, bare)
+    return _git(work, ['rev-parse', 'HEAD'], when)
 
 
-def cmd_sources(ctl, args):
-    """Create (or --reset, or --advance) the stand-in source repositories under .lab/repo/sources/."""
-    # Called with no such options too (labctl molecule makes sure the repositories exist).
-    reset, name, seconds = getattr(args, 'reset', False), getattr(args, 'advance', None), getattr(args, 'build_seconds', 0)
-    root = os.path.join(ctl.LAB, 'repo', 'sources')
+def sources(reset=False, advance_name=None, build_seconds=0):
+    """Create the stand-in source repositories under .lab/repo/sources/ when their recipe changed (or reset),
+    then add a commit to advance_name's main branch (its builds last build_seconds)."""
+    root = os.path.join(REPO, 'sources')
     marker = os.path.join(root, '.recipe')
     want = recipe_hash()
-    with ctl.step('sources: stand-in pytorch, triton, vllm repositories (%s)' % want):
-        have = open(marker).read().strip() if os.path.exists(marker) else ''
-        if have != want or reset:
+    with step('sources: stand-in pytorch, triton, vllm repositories (%s)' % want):
+        if read_stamp(marker) != want or reset:
             if not os.path.isdir(root):
                 os.makedirs(root)
-            for name in COMPONENTS:
-                ctl.say('    %s.git at %s' % (name, create(ctl, name)))
+            for component in COMPONENTS:
+                say('    %s.git at %s' % (component, create(component)))
             with open(marker, 'w') as handle:
                 handle.write(want + '\n')
         else:
-            ctl.say('    exist (recipe unchanged; --reset to go back to the first commits)')
-        if name:
-            if name not in COMPONENTS:
-                raise ctl.LabError('--advance takes one of %s' % ', '.join(COMPONENTS))
-            head = advance(ctl, name, seconds)
-            ctl.say('    %s.git main -> %s (builds take %d s)' % (name, head, seconds))
+            say('    exist (recipe unchanged; --reset to go back to the first commits)')
+        if advance_name:
+            if advance_name not in COMPONENTS:
+                raise LabError('--advance takes one of %s' % ', '.join(COMPONENTS))
+            head = advance(advance_name, build_seconds)
+            say('    %s.git main -> %s (builds take %d s)' % (advance_name, head, build_seconds))
 
 
 def toolchain_pins():
@@ -150,26 +147,26 @@ def toolchain_pins():
     return pins
 
 
-def cmd_buildtools(ctl, _args):
-    """Download the toolchain role's pinned Python build tools as wheels into .lab/repo/buildtools/."""
+def buildtools():
+    """Download the toolchain role's pinned Python build tools as wheels into .lab/repo/buildtools/ (when the pins changed)."""
     pins = toolchain_pins()
     if not pins:
-        raise ctl.LabError('no toolchain_python_packages found in %s' % TOOLCHAIN_DEFAULTS)
-    root = os.path.join(ctl.LAB, 'repo', 'buildtools')
+        raise LabError('no toolchain_python_packages found in %s' % TOOLCHAIN_DEFAULTS)
+    root = os.path.join(REPO, 'buildtools')
     marker = os.path.join(root, '.pins')
-    with ctl.step('buildtools: %s' % ' '.join(pins)):
-        if os.path.exists(marker) and open(marker).read().split() == pins:
-            ctl.say('    exist (pins unchanged)')
+    with step('buildtools: %s' % ' '.join(pins)):
+        if (read_stamp(marker) or '').split() == pins:
+            say('    exist (pins unchanged)')
             return
         partial = root + '.partial'
         if os.path.exists(partial):
             shutil.rmtree(partial)
-        ctl.run([sys.executable, '-m', 'pip', 'download', '--disable-pip-version-check', '--progress-bar', 'off',
-                 '--only-binary=:all:', '--dest', partial] + pins)
+        run([sys.executable, '-m', 'pip', 'download', '--disable-pip-version-check', '--progress-bar', 'off',
+             '--only-binary=:all:', '--dest', partial] + pins)
         with open(os.path.join(partial, '.pins'), 'w') as handle:
             handle.write('\n'.join(pins) + '\n')
-        ctl.run(['chmod', '-R', 'a+rX', partial])
+        run(['chmod', '-R', 'a+rX', partial])
         if os.path.exists(root):
             shutil.rmtree(root)
         os.rename(partial, root)
-        ctl.say('    %d wheels' % len([name for name in os.listdir(root) if name.endswith('.whl')]))
+        say('    %d wheels' % len([name for name in os.listdir(root) if name.endswith('.whl')]))

@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""labctl: the local lab of llmfleet.rocm (podman systemd hosts, a signed stub ROCm apt
+repository, simulated GPUs). Runs as root on the controller, Python 3 standard library only.
+
+The command line: one subcommand per function cmd_<name> (its docstring is its line in --help), each
+reading its own options and calling the modules of the package with them.
+Every step prints what it does and how long it took; details go to .lab/labctl.log.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from . import buildstage, deps, hosts, image, model, repository, wheelhouse
+from .common import CONTAINERS_CONF, CONTAINERS_CONF_TEXT, LAB, REPO, ROOT, LabError, lab_env, log, say, step, write_if_changed
+
+# The command, as messages name it (lab/bin/labctl runs this package).
+ENTRY = 'lab/bin/labctl'
+
+
+def cmd_deps(_args):
+    """Install the Debian packages the lab needs (apt-get update once; a no-op when all are present)."""
+    deps.install()
+
+
+def cmd_image(_args):
+    """Build the Debian 12 systemd base image from lab/image (only when the recipe changed)."""
+    image.build()
+
+
+def cmd_repo(_args):
+    """Build the signed stub ROCm apt repository under .lab/repo (only when its sources changed)."""
+    repository.build()
+
+
+def cmd_up(_args):
+    """Create or start the network, repository server and sandbox hosts (idempotent)."""
+    if not shutil.which('podman'):
+        raise LabError('podman is missing: run "%s deps" first' % ENTRY)
+    tag = image.ensure()
+    repository.build()
+    # Seconds when cached; the first time a few minutes (pip wheel, tokenizer training).
+    model.build()
+    with step('up: network, repository server, hosts'):
+        hosts.start_hosts(tag)
+
+
+def cmd_down(_args):
+    """Stop (SIGRTMIN+3 for systemd hosts) and remove every lab container and the lab network."""
+    with step('down: containers and network'):
+        hosts.remove_all()
+
+
+def cmd_status(_args):
+    """Show the lab's image, repository, network and containers."""
+    tag = image.image_tag()
+    say('image     %s %s' % (tag, 'present' if image.image_exists(tag) else 'MISSING (labctl image)'))
+    say('repo      %s %s' % (REPO, repository.state()))
+    say('wheels    %s %s' % (os.path.join(wheelhouse.wheels_root(), wheelhouse.wheelhouse_key()),
+                             'present' if wheelhouse.wheelhouse_dir() else 'NEEDS BUILD (labctl wheelhouse)'))
+    say('model     %s %s' % (os.path.join(model.MODELS, model.MODEL_NAME), model.model_state()))
+    say('network   %s %s' % (hosts.NETWORK, 'exists' if hosts.network_exists() else 'absent'))
+    rows = hosts.container_rows()
+    if not rows:
+        say('containers: none')
+        return
+    for row in rows:
+        say('container %-28s %-22s %-26s mem %s' % row)
+
+
+def cmd_env(_args):
+    """Print the exports that make podman and molecule use the lab's configuration."""
+    for key, value in hosts.exports(image.image_tag()).items():
+        print('export %s=%s' % (key, value))
+
+
+def cmd_molecule(args):
+    """Run molecule (from .venv) with the lab's environment; the network and repository server are started first."""
+    tag = image.ensure()
+    repository.build()
+    # The engine scenario installs from the lab's wheelhouse and model (each built once, then cached); the build
+    # scenario builds from the stand-in sources with the pinned build tools.
+    model.build()
+    buildstage.buildtools()
+    buildstage.sources()
+    # Leave the lab as found: what this command starts, it removes afterwards.
+    lab_was_up = hosts.network_exists()
+    with step('molecule: lab network and repository server'):
+        hosts.ensure_network()
+        hosts.ensure_repo_server(tag)
+    argv = [hosts.ansible_bin('molecule')] + list(args.molecule_args)
+    say('==> %s' % ' '.join(argv))
+    start = time.time()
+    env = lab_env(hosts.exports(tag))
+    env['PATH'] = os.path.join(ROOT, '.venv', 'bin') + os.pathsep + env.get('PATH', '')
+    rc = subprocess.call(argv, env=env, cwd=ROOT)
+    say('<== molecule rc=%d: %.1f s' % (rc, time.time() - start))
+    if not lab_was_up:
+        cmd_down(args)
+    if rc:
+        raise LabError('molecule failed (rc=%d)' % rc)
+
+
+def cmd_wheelhouse(_args):
+    """Build the lab engine's wheelhouse under .lab/repo/wheels/<key>/ (only when its recipe changed)."""
+    wheelhouse.build()
+
+
+def cmd_model(_args):
+    """Build the tiny Llama under .lab/repo/models/tiny-llama/ and its .tar.gz (only when its recipe changed)."""
+    model.build()
+
+
+def cmd_sources(args):
+    """Create the stand-in PyTorch/Triton/vLLM source repositories under .lab/repo/sources/ (--reset, --advance NAME)."""
+    buildstage.sources(reset=args.reset, advance_name=args.advance, build_seconds=args.build_seconds)
+
+
+def cmd_buildtools(_args):
+    """Download the toolchain role's pinned Python build tools as wheels into .lab/repo/buildtools/."""
+    buildstage.buildtools()
+
+
+COMMANDS = {
+    'deps': cmd_deps,
+    'image': cmd_image,
+    'repo': cmd_repo,
+    'up': cmd_up,
+    'down': cmd_down,
+    'status': cmd_status,
+    'env': cmd_env,
+    'molecule': cmd_molecule,
+    'wheelhouse': cmd_wheelhouse,
+    'model': cmd_model,
+    'sources': cmd_sources,
+    'buildtools': cmd_buildtools,
+}
+# Commands that need neither root nor the containers.conf (they only print).
+UNPRIVILEGED = ('env',)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog='labctl', description=__doc__.split('\n\n', maxsplit=1)[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest='command', required=True)
+    for name, func in COMMANDS.items():
+        cmd = sub.add_parser(name, help=func.__doc__)
+        cmd.set_defaults(func=func)
+        if name == 'molecule':
+            cmd.add_argument('molecule_args', nargs=argparse.REMAINDER)
+        if name == 'sources':
+            cmd.add_argument('--reset', action='store_true', help='back to the first commits')
+            cmd.add_argument('--advance', metavar='NAME', help='add a commit to the main branch of NAME')
+            cmd.add_argument('--build-seconds', type=int, default=0, help='builds of the new commit take this long')
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if os.geteuid() != 0 and args.command not in UNPRIVILEGED:
+        print('labctl: run as root (podman rootful, debootstrap, chroot)', file=sys.stderr)
+        return 2
+    os.makedirs(LAB, exist_ok=True)
+    if args.command not in UNPRIVILEGED:
+        write_if_changed(CONTAINERS_CONF, CONTAINERS_CONF_TEXT)
+        log('---- labctl %s' % ' '.join(sys.argv[1:] if argv is None else argv))
+    start = time.time()
+    try:
+        args.func(args)
+    except LabError as exc:
+        say('labctl %s: ERROR: %s' % (args.command, exc))
+        return 1
+    if args.command not in ('env', 'molecule'):
+        say('labctl %s: done in %.1f s' % (args.command, time.time() - start))
+    return 0

