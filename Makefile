@@ -11,7 +11,7 @@ COLLECTION_LINK := .collections/ansible_collections/llmfleet/rocm
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv collection test lint yamllint ansible-lint sanity unit molecule sandbox lab-deps lab-up lab-down lab-status
+.PHONY: help venv collection collection-test test lint yamllint ansible-lint sanity unit molecule sandbox lab-deps lab-up lab-down lab-status
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -28,7 +28,7 @@ collection: ## Link the checkout as ansible_collections/llmfleet/rocm
 	@mkdir -p $(dir $(COLLECTION_LINK))
 	@test -L $(COLLECTION_LINK) || ln -sfn ../../.. $(COLLECTION_LINK)
 
-test: venv ## Run every test: yamllint, ansible-lint, ansible-test sanity, pytest
+test: venv ## Run every test: yamllint, ansible-lint, ansible-test sanity, the shipped collection, pytest, molecule
 	@tests/run-all.sh
 
 lint: yamllint ansible-lint ## yamllint and ansible-lint only
@@ -41,6 +41,9 @@ ansible-lint: venv
 
 sanity: venv ## ansible-test sanity on a temporary ansible_collections tree
 	tests/sanity/run.sh
+
+collection-test: venv ## Build the tarball, install it offline into a temporary path, ansible-doc and syntax-check it from outside the checkout
+	tests/collection/run.sh
 
 unit: venv ## pytest on parsers, modules, filters and lab tooling
 	PYTHONPATH=$(CURDIR)/.collections $(BIN)/python -m pytest tests/unit -q

@@ -26,6 +26,8 @@ stage() {
 stage yamllint yamllint --strict .
 stage ansible-lint ansible-lint
 stage sanity tests/sanity/run.sh
+# The collection as it ships: the tarball built, installed offline, documented and syntax-checked from outside the checkout.
+stage collection tests/collection/run.sh
 # pytest exits 5 when it collected nothing: that is a failure here too.
 stage pytest env PYTHONPATH="$root/.collections" python -m pytest tests/unit -q -p no:cacheprovider
 # The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too.
