@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.filter.workers import cpu_list, is_private_address, worker_plan
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
@@ -131,6 +133,26 @@ def _one_line(values, ctx):
             if not all(is_one_line(item) for item in [str(key)] + [item for item in items if isinstance(item, str)]):
                 problems.append('%s entry %s: %s has a line break or another control character, which would end its'
                                 ' line in the worker unit: give it on one line.' % (name, show(key), show(value)))
+    return problems
+
+
+_ENV_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
+_FLAG_NAME_RE = re.compile(r'^-{0,2}[A-Za-z0-9][A-Za-z0-9_-]*\Z')
+
+
+@RULES.rule('workers-unit-names')
+def _unit_names(values, ctx):
+    """Names that become Environment= names or flags of the unit: a pattern, so no value can add a directive."""
+    problems = []
+    for name in ('workers_rocm_env', 'workers_env'):
+        bad = [key for key in (values[name] or {}) if not (isinstance(key, str) and _ENV_NAME_RE.match(key))]
+        if bad:
+            problems.append('%s has names that are not environment variable names (letters, digits and _, not first a'
+                            ' digit): %s.' % (name, ', '.join(show(key) for key in bad)))
+    bad = [key for key in (values['workers_extra_flags'] or {}) if not (isinstance(key, str) and _FLAG_NAME_RE.match(key))]
+    if bad:
+        problems.append('workers_extra_flags has names that are not flag names (letters, digits, - and _, such as'
+                        ' max-model-len): %s.' % ', '.join(show(key) for key in bad))
     return problems
 
 

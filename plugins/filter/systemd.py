@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Values written into systemd unit files, escaped for systemd (not for a shell).
+
+systemd splits ``ExecStart=`` into words at white space, honours double quotes with C-style
+backslash escapes, expands specifiers (``%n``, ``%h``, ...) everywhere and ``$VAR``/``${VAR}`` in
+command lines. A value a user sets must stay one word with the characters it had: ``%`` becomes
+``%%``, ``$`` in a command line ``$$``, and a word with anything but plain characters is quoted.
+A line break or another control character can never be written: it is refused.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible.errors import AnsibleFilterError
+
+_PLAIN_RE = re.compile(r'^[A-Za-z0-9_@+=:,./-]+\Z')
+_CONTROL_RE = re.compile(r'[\x00-\x1f\x7f]')
+_ENV_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
+
+
+def _text(value, what):
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list, tuple)):
+        raise AnsibleFilterError('%s: %r is not a string or a number' % (what, value))
+    text = str(value)
+    if _CONTROL_RE.search(text):
+        raise AnsibleFilterError('%s: %r holds a line break or another control character, which a unit file cannot'
+                                 ' hold in one value' % (what, text))
+    return text
+
+
+def _quoted(text):
+    return '"%s"' % text.replace('\\', '\\\\').replace('"', '\\"')
+
+
+def systemd_exec_word(value):
+    """One word of an ``ExecStart=`` line: specifiers and variables escaped, quoted when needed."""
+    text = _text(value, 'systemd_exec_word')
+    text = text.replace('%', '%%').replace('$', '$$')
+    if _PLAIN_RE.match(text):
+        return text
+    return _quoted(text)
+
+
+def systemd_exec_line(argv, separator=' '):
+    """An argv list as the words of an ``ExecStart=`` line, joined with ``separator``."""
+    if not isinstance(argv, (list, tuple)) or not argv:
+        raise AnsibleFilterError('systemd_exec_line: expects a non-empty list of arguments, got %r' % (argv,))
+    return separator.join(systemd_exec_word(word) for word in argv)
+
+
+def systemd_environment(name, value):
+    """The value of one ``Environment=`` assignment, ``"NAME=value"`` (specifiers escaped)."""
+    if not isinstance(name, str) or not _ENV_NAME_RE.match(name):
+        raise AnsibleFilterError('systemd_environment: %r is not an environment variable name' % (name,))
+    text = _text(value, 'systemd_environment(%s)' % name).replace('%', '%%')
+    return _quoted('%s=%s' % (name, text))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            'systemd_exec_word': systemd_exec_word,
+            'systemd_exec_line': systemd_exec_line,
+            'systemd_environment': systemd_environment,
+        }
