@@ -216,20 +216,21 @@ def _negative(values, ctx):
     return None
 
 
+def _at_least(values, name, minimum):
+    number = as_int(values[name])
+    if number is None or number < minimum:
+        return '%s is %s: it must be at least %d.' % (name, show(values[name]), minimum)
+    return None
+
+
 @RULES.rule('gateway-keepalive-requests')
 def _keepalive_requests(values, ctx):
-    number = as_int(values['gateway_keepalive_requests'])
-    if number is None or number < 1:
-        return 'gateway_keepalive_requests is %s: it must be at least 1.' % show(values['gateway_keepalive_requests'])
-    return None
+    return _at_least(values, 'gateway_keepalive_requests', 1)
 
 
 @RULES.rule('gateway-worker-connections')
 def _worker_connections(values, ctx):
-    number = as_int(values['gateway_worker_connections'])
-    if number is None or number < 64:
-        return 'gateway_worker_connections is %s: it must be at least 64.' % show(values['gateway_worker_connections'])
-    return None
+    return _at_least(values, 'gateway_worker_connections', 64)
 
 
 @RULES.rule('gateway-next-upstream-off')

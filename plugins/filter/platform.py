@@ -46,7 +46,7 @@ def node_platform(facts, table, kernel_managed=None):
     for name, value in (row or {}).items():
         if name == 'name':
             continue
-        if name in _LIST_KEYS or isinstance(value, list):
+        if isinstance(value, list):
             platform[name] = [str(item).replace('{kernel}', kernel) for item in value]
         else:
             platform[name] = value
