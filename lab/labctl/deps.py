@@ -13,7 +13,7 @@ from .common import lab_env, run, say, step
 
 DEPS = ['podman', 'runc', 'conmon', 'uidmap', 'slirp4netns', 'fuse-overlayfs', 'netavark', 'aardvark-dns',
         'catatonit', 'iptables', 'debootstrap', 'dpkg-dev', 'apt-utils', 'gnupg', 'openssh-client', 'xz-utils',
-        'git']
+        'git', 'openssl']
 
 
 def installed(package):

@@ -16,10 +16,15 @@ import shutil
 import tarfile
 import time
 
+from . import tls
 from .common import CONTAINERS_CONF, LAB, LAB_SRC, LABEL, REPO, ROOT, LabError, lab_env, podman, run, say, write_if_changed
 
 INVENTORY = os.path.join(ROOT, 'inventories', 'sandbox')
 NETWORK = 'llmfleet-lab'
+# A fixed subnet: the sandbox inventory names each host's address (lab_address, from the top of
+# the range, away from the addresses podman hands out to molecule's containers from the bottom),
+# the gateways' certificates carry theirs, and the controller (the bridge, .1) is the admin range.
+SUBNET = '10.89.77.0/24'
 REPO_SERVER = 'llmfleet-lab-repo'
 REPO_PORT = 8080
 HOST_PREFIX = 'llmfleet-lab-'
@@ -58,6 +63,7 @@ def lab_hosts():
         if 'ansible_port' not in hostvars:
             continue
         hosts.append({'name': name, 'port': int(hostvars['ansible_port']), 'profile': hostvars.get('lab_gpu_profile'),
+                      'address': hostvars.get('lab_address'),
                       'groups': sorted(groups.get(name, [])),
                       'expected_gpus': hostvars.get('rocm_expected_gpu_count')})
     if not hosts:
@@ -114,12 +120,21 @@ def network_exists():
     return podman('network', 'exists', NETWORK, check=False)[0] == 0
 
 
+def network_subnet():
+    _rc, out = podman('network', 'inspect', '--format', '{{range .Subnets}}{{.Subnet}} {{end}}', NETWORK, quiet=True)
+    return out.split()
+
+
 def ensure_network():
+    if network_exists() and SUBNET not in network_subnet():
+        say('    network %s has subnet %s, not %s: removing the lab to make it again' % (
+            NETWORK, ' '.join(network_subnet()), SUBNET))
+        remove_all()
     if not network_exists():
-        say('    podman network create %s' % NETWORK)
-        podman('network', 'create', '--label', '%s=network' % LABEL, NETWORK)
+        say('    podman network create %s (%s)' % (NETWORK, SUBNET))
+        podman('network', 'create', '--subnet', SUBNET, '--label', '%s=network' % LABEL, NETWORK)
     else:
-        say('    network %s exists' % NETWORK)
+        say('    network %s exists (%s)' % (NETWORK, SUBNET))
 
 
 def ensure_repo_server(tag):
@@ -166,6 +181,11 @@ def host_files_tar(host, pubkey, profile):
         add('etc/llmfleet-lab/host.json', json.dumps(host_json, indent=2).encode(), 0o644)
         if profile is not None:
             add(PROFILE_PATH_IN_HOST.lstrip('/'), json.dumps(profile, indent=2).encode(), 0o644)
+        if 'gateways' in host['groups']:
+            cert, key = tls.server_pair(host['name'], host['address'])
+            add(os.path.dirname(tls.CERT_IN_HOST).lstrip('/'), b'', 0o755, tarfile.DIRTYPE)
+            add(tls.CERT_IN_HOST.lstrip('/'), cert, 0o644)
+            add(tls.KEY_IN_HOST.lstrip('/'), key, 0o600)
     return buf.getvalue(), public
 
 
@@ -179,7 +199,8 @@ def ensure_host(host, tag, pubkey):
     files, public = host_files_tar(host, pubkey, profile)
     # /dev/shm: a vLLM server allocates about 240 MiB of shared-memory queues at start (podman's default is 64 MB).
     shm = '2g'
-    config = hashlib.sha256(b'|'.join([tag.encode(), str(host['port']).encode(), shm.encode(), files])).hexdigest()[:12]
+    config = hashlib.sha256(b'|'.join([tag.encode(), str(host['port']).encode(), shm.encode(), b'NET_ADMIN',
+                                       str(host['address']).encode(), files])).hexdigest()[:12]
     status, current = container_state(name)
     if status is not None and current != config:
         say('    %s: configuration changed, recreating' % host['name'])
@@ -187,8 +208,11 @@ def ensure_host(host, tag, pubkey):
         status = None
     if status is None:
         say('    %s: create (port 127.0.0.1:%d, gpu profile %s)' % (host['name'], host['port'], host['profile']))
+        address = ['--ip', host['address']] if host['address'] else []
+        # NET_ADMIN: the firewall role loads nftables rules into the host's own network namespace.
         podman('create', '--name', name, '--hostname', host['name'], '--label', '%s=host' % LABEL,
                '--label', 'llmfleet-lab.config=%s' % config, '--network', NETWORK, '--network-alias', host['name'],
+               *address, '--cap-add', 'NET_ADMIN',
                '-p', '127.0.0.1:%d:22' % host['port'], '--systemd', 'always', '--restart', 'always',
                '--shm-size', shm, '--stop-signal', 'SIGRTMIN+3', '--stop-timeout', '30', tag)
         podman('cp', '-', '%s:/' % name, input_data=files)
