@@ -20,7 +20,9 @@ _MODULE_RE = re.compile(r'^[A-Za-z0-9_-]+\Z')
 _PLUGIN_RE = re.compile(r'^[A-Za-z0-9_.+/-]*\Z')
 _ENV_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
 # The file is read by systemd and by shells alike: no quotes, backslashes, $, backticks or line breaks.
-_ENV_VALUE_RE = re.compile(r'^[^"\'\\$`\n]*\Z')
+_ENV_VALUE_RE = re.compile(r'^[^"\'\\$`\x00-\x1f\x7f]*\Z')
+# NCCL_DEBUG's levels (NCCL compares them without case).
+NCCL_DEBUG_LEVELS = ('VERSION', 'WARN', 'INFO', 'TRACE')
 # Variables the role's own options set; rdma_env_extra may not set them again.
 MANAGED_ENV_NAMES = ('NCCL_SOCKET_IFNAME', 'NCCL_IB_HCA', 'NCCL_NET_PLUGIN', 'HSA_NO_SCRATCH_RECLAIM', 'NCCL_DEBUG')
 
@@ -137,8 +139,17 @@ def _env_values(values, ctx):
            if not isinstance(value, (str, int, float)) or (isinstance(value, str) and not _ENV_VALUE_RE.match(value))]
     if not bad:
         return None
-    return ('rdma_env_extra has values for %s that are not plain strings or numbers (no quotes, backslashes, $, backticks'
-            ' or line breaks).' % _names(bad))
+    return ('rdma_env_extra has values for %s that are not plain strings or numbers (no quotes, backslashes, $, backticks,'
+            ' line breaks or other control characters).' % _names(bad))
+
+
+@RULES.rule('rdma-nccl-debug-level')
+def _nccl_debug(values, ctx):
+    level = values['rdma_nccl_debug']
+    if isinstance(level, str) and (level == '' or level.upper() in NCCL_DEBUG_LEVELS):
+        return None
+    return ('rdma_nccl_debug %s is not a level of NCCL_DEBUG: use one of %s, or "" to leave NCCL_DEBUG unset.'
+            % (show(level), ', '.join(NCCL_DEBUG_LEVELS)))
 
 
 def rdma_input_problems(values, platform, devices=None, interfaces=None, management_ifname='', socket_ifnames=None,

@@ -21,6 +21,9 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSe
 # One kernel argument: it lands in a shell-sourced GRUB file, so no spaces, quotes, $ or backticks.
 _KERNEL_ARG_RE = re.compile(r'^[A-Za-z0-9_.,:/=+@%~-]+\Z')
 
+# A cpufreq governor's name (/sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors): it is a word of a unit's ExecStart.
+_GOVERNOR_RE = re.compile(r'^[a-z][a-z0-9_]*\Z')
+
 RULES = RuleSet('tuning')
 supported_system_rule(RULES)
 
@@ -126,6 +129,16 @@ def _governor_readonly(values, ctx):
     if path and _exists(ctx, path) and not _writable(ctx, path):
         return '%s is read-only on this node (a container?): set tuning_apply_now: false.' % path
     return None
+
+
+@RULES.rule('tuning-governor-name')
+def _governor_name(values, ctx):
+    name = values['tuning_cpu_governor_name']
+    if isinstance(name, str) and _GOVERNOR_RE.match(name):
+        return None
+    return ('tuning_cpu_governor_name %s is not a governor name (lower-case letters, digits and _, such as performance):'
+            ' it is written into the ExecStart of llmfleet-cpu-governor.service; "cpupower frequency-info -g" lists the'
+            ' governors of the node.' % show(name))
 
 
 def tuning_input_problems(values, platform, node_paths=None, files=None, kernel_args=None):

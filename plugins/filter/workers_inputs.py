@@ -156,6 +156,62 @@ def _unit_names(values, ctx):
     return problems
 
 
+_USER_RE = re.compile(r'^[a-z_][a-z0-9_-]{0,31}\Z')
+# The worker key: it is written unquoted into an environment file and sent in a header, so a plain alphabet.
+_API_KEY_RE = re.compile(r'^[A-Za-z0-9._~+/-]{16,}=*\Z')
+# The flag names the role gives the engine itself, whatever their spelling (--api-key, api_key).
+_KEY_FLAGS = ('api-key',)
+_SGLANG_KEY_FLAGS = ('api-key', 'config')
+# Not given to the filter: the key is not judged (a caller other than the role's preflight).
+_NO_KEY = object()
+
+
+def _flag_name(name):
+    return str(name).lstrip('-').replace('_', '-')
+
+
+@RULES.rule('workers-user-name')
+def _user_name(values, ctx):
+    user = values['workers_user']
+    if isinstance(user, str) and _USER_RE.match(user):
+        return None
+    return ('workers_user %s is not a system user name (lower-case letters, digits, _ and -, not first a digit or -, at'
+            ' most 32 characters): it is the unit\'s User= and the owner of the worker key; use such as llmfleet.'
+            % show(user))
+
+
+@RULES.rule('workers-extra-flags-api-key')
+def _extra_flags_key(values, ctx):
+    taken = _SGLANG_KEY_FLAGS if values['workers_engine'] == 'sglang' else _KEY_FLAGS
+    bad = [name for name in (values['workers_extra_flags'] or {}) if _flag_name(name) in taken]
+    if not bad:
+        return None
+    return ('workers_extra_flags sets %s: the worker key would be on the command line, visible to every user of the node'
+            ' in /proc. The role gives the engine its key from a 0600 file (vLLM: VLLM_API_KEY in an EnvironmentFile;'
+            ' SGLang: its --config file): set llmfleet_worker_api_key instead, and leave %s out of workers_extra_flags.'
+            % (', '.join(show(name) for name in bad), ' and '.join(taken)))
+
+
+@RULES.rule('workers-api-key-format')
+def _api_key(values, ctx):
+    key = ctx.get('api_key', _NO_KEY)
+    if key is _NO_KEY or (isinstance(key, str) and _API_KEY_RE.match(key)):
+        return None
+    # Never the value: it is a secret.
+    return ('llmfleet_worker_api_key is not at least 16 characters of A-Z a-z 0-9 . _ ~ + / - (its value is not shown):'
+            ' give such a key from a vault, or leave it unset and the base role makes one (48 letters and digits) under'
+            ' llmfleet_secrets_dir.')
+
+
+@RULES.rule('workers-rdma-type')
+def _rdma_type(values, ctx):
+    value = values['workers_rdma']
+    if value is None or isinstance(value, bool):
+        return None
+    return ('workers_rdma %s must be true, false or null (null follows the node: on where it has RDMA devices).'
+            % show(value))
+
+
 @RULES.rule('workers-numa-cpus-short')
 def _numa_cpus(values, ctx):
     if ctx.get('numa') is None:
@@ -189,9 +245,13 @@ def _ports_taken(values, ctx):
                                       show(values['workers_port_base'])))
 
 
-def workers_input_problems(values, platform, rocm=None, numa=None, tcp_listen=None, host=''):
-    """The workers role's variables and what preflight read on the node -> a list of messages (empty when fine)."""
-    return RULES.messages(values, {'platform': platform, 'rocm': rocm, 'numa': numa, 'tcp_listen': tcp_listen, 'host': host})
+def workers_input_problems(values, platform, rocm=None, numa=None, tcp_listen=None, host='', api_key=_NO_KEY):
+    """The workers role's variables and what preflight read on the node -> a list of messages (empty when fine).
+
+    ``api_key`` is the fleet's worker key (llmfleet_worker_api_key): judged, never shown.
+    """
+    return RULES.messages(values, {'platform': platform, 'rocm': rocm, 'numa': numa, 'tcp_listen': tcp_listen, 'host': host,
+                                   'api_key': api_key})
 
 
 class FilterModule(object):

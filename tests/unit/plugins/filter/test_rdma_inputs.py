@@ -83,8 +83,18 @@ CASES = [
     Case('env-line-break', {'rdma_env_extra': {'A': 'x\nB=y'}}, 'rdma-env-values', contains='values for A '),
     Case('env-backtick', {'rdma_env_extra': {'A': '`id`'}}, 'rdma-env-values'),
     Case('env-list', {'rdma_env_extra': {'A': [1, 2]}}, 'rdma-env-values'),
+    Case('env-carriage-return', {'rdma_env_extra': {'A': 'x\rB=y'}}, 'rdma-env-values', contains='control characters'),
+    Case('env-tab', {'rdma_env_extra': {'A': 'x\ty'}}, 'rdma-env-values'),
     Case('env-plain', {'rdma_env_extra': {'NCCL_MIN_NCHANNELS': 112, 'NCCL_ALGO': 'Ring,Tree', 'NCCL_X': 0.5}},
          'rdma-env-values', absent=True),
+    Case('env-percent-and-space', {'rdma_env_extra': {'A': '100% of a b'}}, 'rdma-env-values', absent=True),
+
+    Case('nccl-debug-two-lines', {'rdma_nccl_debug': 'INFO\nLD_PRELOAD=/tmp/x.so'}, 'rdma-nccl-debug-level',
+         contains=['rdma_nccl_debug "INFO\\nLD_PRELOAD=/tmp/x.so"', 'VERSION, WARN, INFO, TRACE']),
+    Case('nccl-debug-quote', {'rdma_nccl_debug': 'WARN"'}, 'rdma-nccl-debug-level'),
+    Case('nccl-debug-unknown', {'rdma_nccl_debug': 'DEBUG'}, 'rdma-nccl-debug-level'),
+    Case('nccl-debug-lower-case', {'rdma_nccl_debug': 'info'}, 'rdma-nccl-debug-level', absent=True),
+    Case('nccl-debug-unset', {'rdma_nccl_debug': ''}, 'rdma-nccl-debug-level', absent=True),
 ]
 
 

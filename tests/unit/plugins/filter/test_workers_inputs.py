@@ -79,6 +79,33 @@ CASES = [
          {'workers_env': {'PCT': '100%', 'DOLLAR': '$HOME', 'SPACE': 'a b', 'QUOTE': 'say "hi"'},
           'workers_extra_flags': {'--max-model-len': 512, 'served-model-name': 'x%y'}},
          'workers-unit-names', absent=True),
+    # The acceptance check of issue 11: -e '{"workers_env": {"A": "1\nExecStartPre=+/usr/bin/id"}}'.
+    Case('env-value-adds-a-root-directive', {'workers_env': {'A': '1\nExecStartPre=+/usr/bin/id'}}, 'workers-unit-values-one-line',
+         contains=['workers_env entry "A"', 'ExecStartPre=+/usr/bin/id', 'give it on one line']),
+
+    Case('user-with-space', {'workers_user': 'llm fleet'}, 'workers-user-name', contains='workers_user "llm fleet"'),
+    Case('user-with-specifier', {'workers_user': '%u'}, 'workers-user-name', contains='"%u"'),
+    Case('user-plain', {'workers_user': 'svc_llm-1'}, 'workers-user-name', absent=True),
+
+    Case('api-key-flag', {'workers_extra_flags': {'api-key': 'k' * 20}}, 'workers-extra-flags-api-key',
+         contains=['"api-key"', 'llmfleet_worker_api_key', '/proc']),
+    Case('api-key-flag-dashes', {'workers_extra_flags': {'--api_key': 'k' * 20}}, 'workers-extra-flags-api-key', contains='"--api_key"'),
+    Case('sglang-config-flag', {'workers_engine': 'sglang', 'workers_extra_flags': {'config': '/etc/x.yaml'}},
+         'workers-extra-flags-api-key', contains=['"config"', 'api-key and config']),
+    Case('vllm-config-flag', {'workers_extra_flags': {'config': '/etc/x.yaml'}}, 'workers-extra-flags-api-key', absent=True),
+
+    Case('api-key-short', {}, 'workers-api-key-format', {'api_key': 'short'}, contains='llmfleet_worker_api_key is not'),
+    Case('api-key-two-lines', {}, 'workers-api-key-format', {'api_key': 'k' * 20 + '\nExecStartPre=/bin/id'}),
+    Case('api-key-quote', {}, 'workers-api-key-format', {'api_key': 'k' * 20 + '"'}),
+    Case('api-key-dollar', {}, 'workers-api-key-format', {'api_key': 'k' * 20 + '$HOME'}),
+    Case('api-key-none', {}, 'workers-api-key-format', {'api_key': None}),
+    Case('api-key-fine', {}, 'workers-api-key-format', {'api_key': 'aB3' * 16}, absent=True),
+    Case('api-key-not-given', {}, 'workers-api-key-format', absent=True),
+
+    Case('rdma-as-string', {'workers_rdma': 'yes'}, 'workers-rdma-type', contains='workers_rdma "yes"'),
+    Case('rdma-null', {'workers_rdma': None}, 'workers-rdma-type', absent=True),
+    Case('rdma-on', {'workers_rdma': True}, 'workers-rdma-type', absent=True),
+
     Case('numa-cpus-short', {}, 'workers-numa-cpus-short', {'numa': ONE_CPU_PER_NODE},
          contains=['gpu-node-1', 'NUMA node 0 has 1 CPU(s) for 4 workers', 'workers_mode']),
     Case('numa-cpus-enough-for-tp', {'workers_mode': 'tp'}, 'workers-numa-cpus-short', {'numa': ONE_CPU_PER_NODE}, absent=True),
@@ -117,6 +144,12 @@ def test_bad_gpus_speak_once():
     # The plan's own error for unknown GPUs is not repeated by the NUMA and port rules.
     problems = workers_input_problems(dict(VALUES, workers_gpus=[9]), PLATFORM, rocm=ROCM, numa=NUMA, tcp_listen=TCP_LISTEN)
     assert len(problems) == 1 and 'workers_gpus [9]' in problems[0]
+
+
+def test_the_key_is_never_shown():
+    secret = 'S3cret' * 4 + '"'
+    problems = workers_input_problems(VALUES, PLATFORM, rocm=ROCM, numa=NUMA, tcp_listen=TCP_LISTEN, api_key=secret)
+    assert len(problems) == 1 and 'S3cret' not in problems[0]
 
 
 def test_every_rule_is_reached():
