@@ -22,11 +22,23 @@ _PORT_RE = re.compile(r'^[1-9][0-9]{0,4}\Z')
 # Bearer token characters (RFC 6750 b64token); the key file writes them inside a regular
 # expression, where only . and + need care.
 _API_KEY_RE = re.compile(r'^[A-Za-z0-9._~+/-]{16,}=*\Z')
+# A path written into an nginx file: absolute, and none of what nginx's grammar reads as more than
+# a word (whitespace, ; { } quotes, $ variables, # comments, \ escapes).
+_NGINX_PATH_RE = re.compile(r'^/[^\s;{}\'"$#\\]*\Z')
+_GROUP_RE = re.compile(r'^[A-Za-z0-9_.-]+\Z')
+_DIRECTIVE_NAME_RE = re.compile(r'^[a-z_][a-z0-9_]*\Z')
+# What the verify phase may ask: a path the gateway proxies (or its own health), in URL characters.
+_VERIFY_PATH_RE = re.compile(r'^/(v1/[A-Za-z0-9._~/?&=%+:@,-]*|health|gateway/health)\Z')
+# proxy_next_upstream's cases the role accepts (non_idempotent is refused on purpose).
+_NEXT_UPSTREAM = ('error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403',
+                  'http_404', 'http_429', 'off')
 
-_SIZES = ('gateway_zone_size', 'gateway_client_max_body_size', 'gateway_client_body_buffer_size', 'gateway_rate_limit_zone_size')
+_SIZES = ('gateway_zone_size', 'gateway_client_max_body_size', 'gateway_client_body_buffer_size', 'gateway_rate_limit_zone_size',
+          'gateway_conn_limit_zone_size')
 _TIMES = ('gateway_keepalive_timeout', 'gateway_fail_timeout', 'gateway_connect_timeout', 'gateway_read_timeout',
           'gateway_send_timeout', 'gateway_next_upstream_timeout')
-_COUNTS = ('gateway_keepalive', 'gateway_max_fails', 'gateway_next_upstream_tries', 'gateway_rate_limit_burst')
+_COUNTS = ('gateway_keepalive', 'gateway_max_fails', 'gateway_next_upstream_tries', 'gateway_rate_limit_burst',
+           'gateway_conn_limit_per_client')
 _PORTS = ('gateway_listen_port', 'gateway_tls_port')
 
 
@@ -85,6 +97,15 @@ def _worker_group(values, ctx):
     if _bool(ctx.get('from_facts')) and not _group_known(values, ctx):
         return ('gateway_worker_group %s is not a group of the inventory: name the group of the GPU nodes,'
                 ' or list the workers in gateway_endpoints.' % show(values['gateway_worker_group']))
+    return None
+
+
+@RULES.rule('gateway-worker-group-name')
+def _worker_group_name(values, ctx):
+    group = values['gateway_worker_group']
+    if not (isinstance(group, str) and _GROUP_RE.match(group)):
+        return ('gateway_worker_group %s is not a group name (letters, digits, _ . and -): the configuration names it in'
+                ' a comment.' % show(group))
     return None
 
 
@@ -242,6 +263,16 @@ def _next_upstream(values, ctx):
     return None
 
 
+@RULES.rule('gateway-next-upstream-cases')
+def _next_upstream_cases(values, ctx):
+    cases = values['gateway_next_upstream']
+    bad = [case for case in (cases if isinstance(cases, list) else [cases]) if case not in _NEXT_UPSTREAM]
+    if bad:
+        return ('gateway_next_upstream has %s, which the role does not pass to proxy_next_upstream: use cases of %s.'
+                % (', '.join(show(case) for case in bad), ', '.join(_NEXT_UPSTREAM)))
+    return None
+
+
 @RULES.rule('gateway-ports-range')
 def _ports_range(values, ctx):
     bad = ['%s %s' % (name, show(values[name])) for name in _PORTS
@@ -276,6 +307,41 @@ def _tls_files(values, ctx):
     if missing:
         return ('TLS files missing on the node (or not regular files): %s. Put them there first, or correct'
                 ' gateway_tls_certificate and gateway_tls_key.' % ', '.join(show(path) for path in missing))
+    return None
+
+
+@RULES.rule('gateway-tls-paths')
+def _tls_paths(values, ctx):
+    bad = ['%s %s' % (name, show(values[name])) for name in ('gateway_tls_certificate', 'gateway_tls_key')
+           if values[name] and not (isinstance(values[name], str) and _NGINX_PATH_RE.match(values[name]))]
+    if bad:
+        return ('%s: not an absolute path on the gateway node without whitespace or any of ; { } \' " $ # \\'
+                ' (nginx would read them as more than a path).' % ', '.join(bad))
+    return None
+
+
+def _tls_key_stat(values, ctx):
+    for result in ctx.get('tls_files') or []:
+        if isinstance(result, dict) and result.get('item') == values['gateway_tls_key'] and 'stat' in result:
+            return result['stat'] if result['stat'].get('exists') and result['stat'].get('isreg') else None
+    return None
+
+
+@RULES.rule('gateway-tls-key-private')
+def _tls_key_private(values, ctx):
+    found = _tls_key_stat(values, ctx)
+    if not found or not values['gateway_tls_key']:
+        return None
+    mode = found.get('mode')
+    try:
+        bits = int(mode, 8) if isinstance(mode, str) else int(mode)
+    except (TypeError, ValueError):
+        bits = 0o777
+    owner = found.get('pw_name') or found.get('uid')
+    if found.get('uid') != 0 or bits & 0o027:
+        return ('gateway_tls_key %s is owned by %s with mode %s on the node: a private key must be owned by root and'
+                ' neither readable by others nor writable by its group (chown root and chmod 0600, or 0640 with a group'
+                ' such as ssl-cert).' % (show(values['gateway_tls_key']), show(owner), show(mode)))
     return None
 
 
@@ -320,6 +386,89 @@ def _api_keys(values, ctx):
     return None
 
 
+def _loopback(address):
+    return address == 'localhost' or address == '::1' or (isinstance(address, str) and address.startswith('127.'))
+
+
+@RULES.rule('gateway-open-without-keys')
+def _open(values, ctx):
+    address = values['gateway_listen_address']
+    if values['gateway_api_keys'] or _bool(values['gateway_allow_open']) or _loopback(address):
+        return None
+    where = 'every address' if address in ('', '0.0.0.0', '::') else 'a network address'
+    return ('gateway_listen_address %s listens on %s and gateway_api_keys is empty: anyone who reaches the gateway could'
+            ' use the fleet. Set gateway_api_keys (from a vault), or listen on 127.0.0.1, or set gateway_allow_open: true'
+            ' to serve without client keys on purpose.' % (show(address), where))
+
+
+@RULES.rule('gateway-worker-key')
+def _worker_key(values, ctx):
+    # The fleet's secret: the message never shows it.
+    key = ctx.get('worker_key')
+    if not (isinstance(key, str) and _API_KEY_RE.match(key)):
+        return ('llmfleet_worker_api_key is not at least 16 characters of A-Z a-z 0-9 . _ ~ + / - (optionally ending in ='
+                '): the gateway sends it to the workers as a Bearer token. Leave it unset (the base role makes one) or give'
+                ' such a key; the key is not shown.')
+    return None
+
+
+def directive_problem(line):
+    """Why ``line`` is not one simple nginx directive on one line (None when it is one).
+
+    Words and quoted strings as nginx reads them: exactly one ``;`` outside quotes, at the end; no
+    ``{``, ``}`` or ``#`` outside quotes; no line break anywhere; the first word a directive name
+    other than ``include`` (which would bring in text no rule has seen).
+    """
+    if not isinstance(line, str):
+        return 'not a string'
+    if '\n' in line or '\r' in line:
+        return 'more than one line'
+    quote = None
+    escaped = False
+    end = None
+    for index, char in enumerate(line):
+        if end is not None:
+            if not char.isspace():
+                return 'more after the ";" that ends the directive'
+            continue
+        if escaped:
+            escaped = False
+        elif char == '\\':
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = None
+        elif char in '"\'':
+            quote = char
+        elif char in '{}':
+            return 'a block ("{" or "}")'
+        elif char == '#':
+            return 'a comment ("#")'
+        elif char == ';':
+            end = index
+    if quote or escaped:
+        return 'an unterminated quote'
+    if end is None:
+        return 'no ";" at the end'
+    words = line[:end].split()
+    if not words or not _DIRECTIVE_NAME_RE.match(words[0]):
+        return 'no directive name first'
+    if words[0] == 'include':
+        return 'an include (its file would escape the checks)'
+    return None
+
+
+@RULES.rule('gateway-extra-directives')
+def _extra_directives(values, ctx):
+    lines = values['gateway_extra_directives']
+    bad = ['%s (%s)' % (show(line), directive_problem(line)) for line in (lines if isinstance(lines, list) else [lines])
+           if directive_problem(line)]
+    if bad:
+        return ('gateway_extra_directives must each be one line holding one simple directive ending in ";", such as'
+                ' "real_ip_header X-Forwarded-For;": %s.' % '; '.join(bad))
+    return None
+
+
 @RULES.rule('gateway-verify-path')
 def _verify_path(values, ctx):
     path = values['gateway_verify_path']
@@ -328,19 +477,29 @@ def _verify_path(values, ctx):
     return None
 
 
+@RULES.rule('gateway-verify-path-proxied')
+def _verify_path_proxied(values, ctx):
+    path = values['gateway_verify_path']
+    if isinstance(path, str) and path.startswith('/') and not _VERIFY_PATH_RE.match(path):
+        return ('gateway_verify_path %s is not a path the gateway proxies (/v1/... or /health, in URL characters'
+                ' without spaces, quotes or #): it would answer 404. Use /v1/models.' % show(path))
+    return None
+
+
 def gateway_input_problems(values, platform, endpoints=None, endpoints_source='gateway_endpoints', from_facts=False,
-                           groups=None, hosts_missing=None, tls_files=None):
+                           groups=None, hosts_missing=None, tls_files=None, worker_key=None):
     """The gateway role's variables and the upstream it would have -> a list of messages (empty when they are fine).
 
     ``endpoints`` is the upstream as the role resolved it (gateway_endpoints, or the workers' facts),
     ``endpoints_source`` says where it came from, ``from_facts`` whether it came from the facts of
     gateway_worker_group, ``groups`` the inventory's groups, ``hosts_missing`` the hosts of that group
-    without the fact, and ``tls_files`` the stat results of the TLS certificate and key on the node.
+    without the fact, ``tls_files`` the stat results of the TLS certificate and key on the node, and
+    ``worker_key`` the fleet's worker key (llmfleet_worker_api_key; checked, never shown).
     """
     return RULES.messages(values, {
         'platform': platform, 'endpoints': endpoints or [], 'endpoints_source': endpoints_source,
         'from_facts': from_facts, 'groups': groups or {}, 'hosts_missing': hosts_missing or [],
-        'tls_files': tls_files or [],
+        'tls_files': tls_files or [], 'worker_key': worker_key,
     })
 
 

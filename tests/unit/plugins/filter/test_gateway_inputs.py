@@ -18,16 +18,23 @@ ENDPOINTS = [
 ]
 FACTS_SOURCE = 'the llmfleet_worker_endpoints facts of group gpu_nodes'
 GROUPS = {'all': ['gw', 'gpu-0'], 'ungrouped': [], 'gpu_nodes': ['gpu-0'], 'gateways': ['gw']}
-VALUES = apply(role_defaults('gateway'), {'gateway_endpoints': ENDPOINTS})
+CLIENT_KEY = 'lab-key-0123456789abcdef'
+WORKER_KEY = 'Wk0123456789abcdefABCDEFGHIJKLMNOPQRSTUVWXYZabcd'
+# The defaults and what a valid run adds: an upstream and a client key (closed by default).
+VALUES = apply(role_defaults('gateway'), {'gateway_endpoints': ENDPOINTS, 'gateway_api_keys': [CLIENT_KEY]})
 CTX = {'platform': PLATFORM, 'endpoints': ENDPOINTS, 'endpoints_source': 'gateway_endpoints', 'from_facts': False,
-       'groups': GROUPS, 'hosts_missing': [], 'tls_files': []}
+       'groups': GROUPS, 'hosts_missing': [], 'tls_files': [], 'worker_key': WORKER_KEY}
 # The upstream from the facts of gateway_worker_group (gateway_endpoints empty).
 FROM_FACTS = {'endpoints': ENDPOINTS, 'endpoints_source': FACTS_SOURCE, 'from_facts': True}
 TLS = {'gateway_tls_certificate': '/etc/ssl/gw.pem', 'gateway_tls_key': '/etc/ssl/gw.key'}
 
 
-def stat(path, exists=True, isreg=True):
-    return {'item': path, 'stat': {'exists': exists, 'isreg': isreg} if exists else {'exists': False}}
+def stat(path, exists=True, isreg=True, uid=0, mode='0600', owner='root'):
+    found = {'exists': exists, 'isreg': isreg, 'uid': uid, 'mode': mode, 'pw_name': owner}
+    return {'item': path, 'stat': found if exists else {'exists': False}}
+
+
+TLS_FILES = {'tls_files': [stat('/etc/ssl/gw.pem', mode='0644'), stat('/etc/ssl/gw.key')]}
 
 
 def endpoints(*items):
@@ -43,6 +50,9 @@ CASES = [
     Case('group-known', {}, 'gateway-worker-group-unknown', FROM_FACTS, absent=True),
     Case('group-unknown-explicit-upstream', {'gateway_worker_group': 'inference_nodes'}, 'gateway-worker-group-unknown',
          absent=True),
+    Case('group-name-newline', {'gateway_worker_group': 'gpu\nserver { }'}, 'gateway-worker-group-name',
+         contains='gateway_worker_group "gpu\\nserver { }" is not a group name'),
+    Case('group-name-with-dash', {'gateway_worker_group': 'gpu-nodes.a_1'}, 'gateway-worker-group-name', absent=True),
     Case('hosts-without-fact', {}, 'gateway-hosts-without-endpoints', dict(FROM_FACTS, hosts_missing=['gpu-1', 'gpu-2']),
          contains='Hosts gpu-1, gpu-2 of group gpu_nodes have no llmfleet_worker_endpoints fact'),
     Case('hosts-without-fact-explicit-upstream', {}, 'gateway-hosts-without-endpoints', {'hosts_missing': ['gpu-1']}, absent=True),
@@ -98,6 +108,8 @@ CASES = [
 
     Case('size-unit-unknown', {'gateway_zone_size': '64kb', 'gateway_client_max_body_size': '1t'}, 'gateway-sizes',
          contains='gateway_zone_size "64kb", gateway_client_max_body_size "1t": not an nginx size'),
+    Case('size-injected', {'gateway_conn_limit_zone_size': '10m;\nlimit_conn_zone x'}, 'gateway-sizes',
+         contains='gateway_conn_limit_zone_size "10m;\\nlimit_conn_zone x"'),
     Case('size-as-number', {'gateway_rate_limit_zone_size': 1048576, 'gateway_zone_size': '1G'}, 'gateway-sizes', absent=True),
 
     Case('time-unit-unknown', {'gateway_read_timeout': '1 hour'}, 'gateway-times', contains='gateway_read_timeout "1 hour"'),
@@ -107,6 +119,8 @@ CASES = [
 
     Case('count-negative', {'gateway_keepalive': -1, 'gateway_rate_limit_burst': -5}, 'gateway-counts-negative',
          contains='gateway_keepalive -1, gateway_rate_limit_burst -5: must not be negative'),
+    Case('count-injected', {'gateway_conn_limit_per_client': '10;\nreturn 200'}, 'gateway-counts-negative',
+         contains='gateway_conn_limit_per_client "10;\\nreturn 200"'),
     Case('counts-zero', {'gateway_keepalive': 0, 'gateway_max_fails': 0, 'gateway_next_upstream_tries': '0'},
          'gateway-counts-negative', absent=True),
 
@@ -119,6 +133,11 @@ CASES = [
     Case('next-upstream-off-and-more', {'gateway_next_upstream': ['off', 'error']}, 'gateway-next-upstream-off',
          contains='use ["off"] alone'),
     Case('next-upstream-off-alone', {'gateway_next_upstream': ['off']}, 'gateway-next-upstream-off', absent=True),
+
+    Case('next-upstream-injected', {'gateway_next_upstream': ['error;\nproxy_pass http://evil', 'non_idempotent']},
+         'gateway-next-upstream-cases', contains=['"error;\\nproxy_pass http://evil", "non_idempotent"', 'use cases of error']),
+    Case('next-upstream-known', {'gateway_next_upstream': ['error', 'timeout', 'http_503']}, 'gateway-next-upstream-cases',
+         absent=True),
 
     Case('listen-port-too-big', {'gateway_listen_port': 65536}, 'gateway-ports-range', contains='gateway_listen_port 65536'),
     Case('tls-port-negative', {'gateway_tls_port': -1}, 'gateway-ports-range', contains='gateway_tls_port -1: outside 0..65535.'),
@@ -140,6 +159,29 @@ CASES = [
     Case('tls-files-present', TLS, 'gateway-tls-files', {'tls_files': [stat('/etc/ssl/gw.pem'), stat('/etc/ssl/gw.key')]}, absent=True),
     Case('tls-stat-skipped', TLS, 'gateway-tls-files', {'tls_files': [{'item': '/etc/ssl/gw.pem', 'skipped': True}]}, absent=True),
 
+    Case('tls-path-relative', {'gateway_tls_certificate': 'gw.pem', 'gateway_tls_key': '/etc/ssl/gw.key'}, 'gateway-tls-paths',
+         contains='gateway_tls_certificate "gw.pem": not an absolute path on the gateway node'),
+    Case('tls-path-injected', {'gateway_tls_certificate': '/etc/ssl/gw.pem;\nlocation /x {', 'gateway_tls_key': '/k $x'},
+         'gateway-tls-paths', contains=['gateway_tls_certificate "/etc/ssl/gw.pem;\\nlocation /x {"', 'gateway_tls_key "/k $x"']),
+    Case('tls-path-quote', dict(TLS, gateway_tls_key="/etc/ssl/g'w.key"), 'gateway-tls-paths', contains='gateway_tls_key'),
+    Case('tls-paths-fine', dict(TLS, gateway_tls_key='/etc/letsencrypt/live/gw.example/privkey.pem'), 'gateway-tls-paths',
+         absent=True),
+    Case('tls-paths-unset', {}, 'gateway-tls-paths', absent=True),
+
+    Case('tls-key-readable-by-others', TLS, 'gateway-tls-key-private',
+         {'tls_files': [stat('/etc/ssl/gw.pem'), stat('/etc/ssl/gw.key', mode='0644')]},
+         contains='gateway_tls_key "/etc/ssl/gw.key" is owned by "root" with mode "0644" on the node'),
+    Case('tls-key-not-roots', TLS, 'gateway-tls-key-private',
+         {'tls_files': [stat('/etc/ssl/gw.pem'), stat('/etc/ssl/gw.key', uid=33, owner='www-data')]}, contains='"www-data"'),
+    Case('tls-key-group-writable', TLS, 'gateway-tls-key-private',
+         {'tls_files': [stat('/etc/ssl/gw.pem'), stat('/etc/ssl/gw.key', mode='0660')]}, contains='"0660"'),
+    Case('tls-key-0600', TLS, 'gateway-tls-key-private', TLS_FILES, absent=True),
+    Case('tls-key-0640-ssl-cert', TLS, 'gateway-tls-key-private',
+         {'tls_files': [stat('/etc/ssl/gw.pem'), stat('/etc/ssl/gw.key', mode='0640')]}, absent=True),
+    Case('tls-key-missing-said-elsewhere', TLS, 'gateway-tls-key-private',
+         {'tls_files': [stat('/etc/ssl/gw.pem'), stat('/etc/ssl/gw.key', exists=False)]}, absent=True),
+    Case('tls-off-key-not-read', {}, 'gateway-tls-key-private', absent=True),
+
     Case('nothing-to-listen-on', {'gateway_listen_port': 0}, 'gateway-nothing-to-listen-on', contains='gateway_listen_port is 0'),
     Case('tls-only', dict(TLS, gateway_listen_port=0), 'gateway-nothing-to-listen-on', absent=True),
 
@@ -160,8 +202,54 @@ CASES = [
     Case('api-key-not-a-string', {'gateway_api_keys': [12345678901234567890]}, 'gateway-api-keys', contains='has 1 key(s)'),
     Case('api-keys-fine', {'gateway_api_keys': ['lab-key-0123456789abcdef', 'AbCdEfGh12345678+/==']}, 'gateway-api-keys', absent=True),
 
+    Case('open-every-address', {'gateway_api_keys': []}, 'gateway-open-without-keys',
+         contains=['gateway_listen_address "" listens on every address and gateway_api_keys is empty',
+                   'set gateway_allow_open: true']),
+    Case('open-network-address', {'gateway_api_keys': [], 'gateway_listen_address': '10.0.0.5'}, 'gateway-open-without-keys',
+         contains='"10.0.0.5" listens on a network address'),
+    Case('open-ipv6-any', {'gateway_api_keys': [], 'gateway_listen_address': '::'}, 'gateway-open-without-keys',
+         contains='every address'),
+    Case('open-on-purpose', {'gateway_api_keys': [], 'gateway_allow_open': True}, 'gateway-open-without-keys', absent=True),
+    Case('open-on-loopback', {'gateway_api_keys': [], 'gateway_listen_address': '127.0.0.1'}, 'gateway-open-without-keys',
+         absent=True),
+    Case('open-on-ipv6-loopback', {'gateway_api_keys': [], 'gateway_listen_address': '::1'}, 'gateway-open-without-keys',
+         absent=True),
+    Case('closed-with-keys', {}, 'gateway-open-without-keys', absent=True),
+
+    Case('worker-key-short', {}, 'gateway-worker-key', {'worker_key': 'short'},
+         contains='llmfleet_worker_api_key is not at least 16 characters'),
+    Case('worker-key-injected', {}, 'gateway-worker-key', {'worker_key': WORKER_KEY + '";\nproxy_pass http://evil;#'}),
+    Case('worker-key-missing', {}, 'gateway-worker-key', {'worker_key': None}),
+    Case('worker-key-fine', {}, 'gateway-worker-key', absent=True),
+
+    Case('extra-directive-newline', {'gateway_extra_directives': ['add_header X-A 1;\nlocation /metrics { proxy_pass http://a; }']},
+         'gateway-extra-directives', contains='"add_header X-A 1;\\nlocation /metrics { proxy_pass http://a; }" (more than one line)'),
+    Case('extra-directive-block', {'gateway_extra_directives': ['location /metrics { return 200; }']}, 'gateway-extra-directives',
+         contains='(a block ("{" or "}"))'),
+    Case('extra-directive-two', {'gateway_extra_directives': ['add_header X-A 1; add_header X-B 2;']}, 'gateway-extra-directives',
+         contains='(more after the ";" that ends the directive)'),
+    Case('extra-directive-unterminated', {'gateway_extra_directives': ['add_header X-A 1']}, 'gateway-extra-directives',
+         contains='(no ";" at the end)'),
+    Case('extra-directive-open-quote', {'gateway_extra_directives': ['add_header X-A "1;']}, 'gateway-extra-directives',
+         contains='(an unterminated quote)'),
+    Case('extra-directive-comment', {'gateway_extra_directives': ['add_header X-A 1 # note;']}, 'gateway-extra-directives',
+         contains='(a comment ("#"))'),
+    Case('extra-directive-include', {'gateway_extra_directives': ['include /tmp/other.conf;']}, 'gateway-extra-directives',
+         contains='(an include'),
+    Case('extra-directive-no-name', {'gateway_extra_directives': ['"x" 1;', 42]}, 'gateway-extra-directives',
+         contains=['(no directive name first)', '42 (not a string)']),
+    Case('extra-directives-fine', {'gateway_extra_directives': ['real_ip_header X-Forwarded-For;', 'add_header X-A "a;b {c}";',
+                                                                "add_header X-B 'it\\'s';", 'set_real_ip_from 10.0.0.0/8;']},
+         'gateway-extra-directives', absent=True),
+
     Case('verify-path-relative', {'gateway_verify_path': 'v1/models'}, 'gateway-verify-path', contains='"v1/models" must start with /'),
     Case('verify-path-absolute', {'gateway_verify_path': '/v1/models'}, 'gateway-verify-path', absent=True),
+    Case('verify-path-metrics', {'gateway_verify_path': '/metrics'}, 'gateway-verify-path-proxied',
+         contains='gateway_verify_path "/metrics" is not a path the gateway proxies'),
+    Case('verify-path-space', {'gateway_verify_path': '/v1/models x'}, 'gateway-verify-path-proxied'),
+    Case('verify-path-health', {'gateway_verify_path': '/health'}, 'gateway-verify-path-proxied', absent=True),
+    Case('verify-path-models', {'gateway_verify_path': '/v1/models?x=1'}, 'gateway-verify-path-proxied', absent=True),
+    Case('verify-path-relative-said-elsewhere', {'gateway_verify_path': 'v1/models'}, 'gateway-verify-path-proxied', absent=True),
 ]
 
 
@@ -171,18 +259,37 @@ def test_rule(case):
 
 
 def test_defaults_have_no_problem():
-    assert gateway_input_problems(VALUES, PLATFORM, endpoints=ENDPOINTS, groups=GROUPS) == []
+    assert gateway_input_problems(VALUES, PLATFORM, endpoints=ENDPOINTS, groups=GROUPS, worker_key=WORKER_KEY) == []
 
 
 def test_defaults_from_facts_have_no_problem():
     values = apply(VALUES, {'gateway_endpoints': []})
     assert gateway_input_problems(values, PLATFORM, endpoints=ENDPOINTS, endpoints_source=FACTS_SOURCE, from_facts=True,
-                                  groups=list(GROUPS)) == []
+                                  groups=list(GROUPS), worker_key=WORKER_KEY) == []
+
+
+def test_the_bare_defaults_are_closed():
+    """Without client keys the defaults (every address) are refused, by that rule alone."""
+    values = apply(role_defaults('gateway'), {'gateway_endpoints': ENDPOINTS})
+    found = RULES.check(values, dict(CTX))
+    assert [rule_id for rule_id, _message in found] == ['gateway-open-without-keys']
+
+
+def test_tls_with_files_in_order_has_no_problem():
+    assert gateway_input_problems(apply(VALUES, TLS), PLATFORM, endpoints=ENDPOINTS, groups=GROUPS, worker_key=WORKER_KEY,
+                                  tls_files=TLS_FILES['tls_files']) == []
+
+
+def test_no_message_shows_the_worker_key():
+    key = 'worker-secret;'
+    messages = gateway_input_problems(VALUES, PLATFORM, endpoints=ENDPOINTS, groups=GROUPS, worker_key=key)
+    assert messages and not any(key in message for message in messages)
 
 
 def test_no_message_shows_an_api_key():
     key = 'short-secret'
-    messages = gateway_input_problems(apply(VALUES, {'gateway_api_keys': [key]}), PLATFORM, endpoints=ENDPOINTS, groups=GROUPS)
+    messages = gateway_input_problems(apply(VALUES, {'gateway_api_keys': [key]}), PLATFORM, endpoints=ENDPOINTS, groups=GROUPS,
+                                      worker_key=WORKER_KEY)
     assert messages and not any(key in message for message in messages)
 
 
