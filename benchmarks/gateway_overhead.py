@@ -12,8 +12,15 @@ first token p50/p99; the verdict uses the median of the per-repetition throughpu
 of the per-repetition p50 TTFT differences, which cancel most of the drift of a shared machine.
 
     python3 gateway_overhead.py --vllm /opt/llmfleet/engines/current/bin/vllm \
-        --gateway http://10.0.0.2:80 --worker http://10.0.0.11:8000 --worker http://10.0.0.12:8000 \
+        --gateway https://10.0.0.2:443 --gateway-key-file /run/keys/client --ca-file /run/keys/ca.pem \
+        --worker http://10.0.0.11:8000 --worker http://10.0.0.12:8000 --worker-key-file /run/keys/worker \
         --model model --tokenizer /var/lib/llmfleet/models/model --repetitions 8 --out /tmp/bench
+
+Keys come from files (first line), never from the command line: `vllm bench serve` reads its key from
+the environment variable OPENAI_API_KEY (vllm/benchmarks/lib/endpoint_request_func.py, _get_headers),
+so each run gets the client key (gateway arm) or the worker key (direct arm) there, and no other. It
+checks HTTPS certificates with Python's default context (aiohttp's ssl=True), which reads the file
+named by SSL_CERT_FILE: --ca-file sets it for the gateway arm (only that CA is then trusted).
 
 Progress goes to stdout; every run's full output is kept in --out; the summary is printed and
 written as summary.json.
@@ -104,6 +111,28 @@ def table(summary):
     return '\n'.join(lines)
 
 
+def read_key(path):
+    """The first line of a key file (None for no file)."""
+    if not path:
+        return None
+    with open(path) as handle:
+        lines = handle.read().splitlines()
+    key = lines[0].strip() if lines else ''
+    if not key:
+        raise RuntimeError('the key file %s is empty' % path)
+    return key
+
+
+def arm_environment(base, key, ca_file=None):
+    """The environment of one `vllm bench serve`: base without any key of its own, plus this arm's key and CA."""
+    env = dict((name, value) for name, value in base.items() if name not in ('OPENAI_API_KEY', 'SSL_CERT_FILE'))
+    if key:
+        env['OPENAI_API_KEY'] = key
+    if ca_file:
+        env['SSL_CERT_FILE'] = ca_file
+    return env
+
+
 def bench_command(args, base_url, num_prompts, concurrency, out_dir, name):
     return [args.vllm, 'bench', 'serve', '--backend', 'vllm', '--base-url', base_url, '--endpoint', '/v1/completions',
             '--model', args.model, '--tokenizer', args.tokenizer, '--dataset-name', 'random',
@@ -113,7 +142,15 @@ def bench_command(args, base_url, num_prompts, concurrency, out_dir, name):
             '--save-result', '--save-detailed', '--result-dir', out_dir, '--result-filename', name + '.json']
 
 
-def run_arm(args, targets, out_dir, label):
+def first_error(results):
+    for result in results:
+        for error in result.get('errors') or []:
+            if error:
+                return str(error).strip().splitlines()[-1][:300]
+    return 'no error recorded'
+
+
+def run_arm(args, targets, out_dir, label, env):
     """Start one `vllm bench serve` per target together; return the pooled result."""
     share = max(1, args.num_prompts // len(targets))
     concurrency = max(1, args.concurrency // len(targets))
@@ -122,7 +159,7 @@ def run_arm(args, targets, out_dir, label):
         name = '%s-%d' % (label, position)
         log = open(os.path.join(out_dir, name + '.log'), 'w')
         procs.append((name, log, subprocess.Popen(bench_command(args, url, share, concurrency, out_dir, name),
-                                                  stdout=log, stderr=subprocess.STDOUT)))
+                                                  stdout=log, stderr=subprocess.STDOUT, env=env)))
     results = []
     for name, log, proc in procs:
         rc = proc.wait()
@@ -133,14 +170,21 @@ def run_arm(args, targets, out_dir, label):
             raise RuntimeError('vllm bench serve (%s) exited with %d:\n%s' % (name, rc, '\n'.join(tail)))
         with open(os.path.join(out_dir, name + '.json')) as handle:
             results.append(json.load(handle))
+    if not sum(result['completed'] for result in results):
+        # Every request failed (a refused key answers 401, an untrusted certificate fails each connection):
+        # there is nothing to compare.
+        raise RuntimeError('%s: no request succeeded (%s): first error: %s' % (label, ', '.join(targets), first_error(results)))
     return pool(results)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0], allow_abbrev=False)
     parser.add_argument('--vllm', required=True, help='the vllm command of an engine environment')
     parser.add_argument('--gateway', required=True, help='base URL of the gateway')
+    parser.add_argument('--gateway-key-file', help='file holding a client key of the gateway (gateway_api_keys)')
+    parser.add_argument('--ca-file', help='PEM of the CA that signed the gateway\'s certificate (default: the system\'s store)')
     parser.add_argument('--worker', action='append', required=True, help='base URL of a worker (repeat for each)')
+    parser.add_argument('--worker-key-file', help='file holding the fleet\'s worker key (llmfleet_worker_api_key)')
     parser.add_argument('--model', required=True, help='served model name')
     parser.add_argument('--tokenizer', required=True, help='tokenizer path or name')
     parser.add_argument('--repetitions', type=int, default=8)
@@ -151,6 +195,8 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--out', required=True, help='directory for every run\'s output and summary.json')
     args = parser.parse_args(argv)
+    envs = {'gateway': arm_environment(os.environ, read_key(args.gateway_key_file), args.ca_file),
+            'direct': arm_environment(os.environ, read_key(args.worker_key_file))}
     if not os.path.isdir(args.out):
         os.makedirs(args.out)
 
@@ -161,7 +207,7 @@ def main(argv=None):
         rep = {}
         for arm in order:
             targets = args.worker if arm == 'direct' else [args.gateway]
-            rep[arm] = run_arm(args, targets, args.out, 'rep%02d-%s' % (number, arm))
+            rep[arm] = run_arm(args, targets, args.out, 'rep%02d-%s' % (number, arm), envs[arm])
         repetitions.append(rep)
         print('rep %2d/%d (%s first): direct %.1f tok/s p50 TTFT %.1f ms | gateway %.1f tok/s p50 TTFT %.1f ms | ratio %.3f [%.0f s]'
               % (number + 1, args.repetitions, order[0], rep['direct']['output_throughput'], rep['direct']['ttft_p50_ms'],
@@ -179,4 +225,8 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (RuntimeError, OSError) as exc:
+        print('FAILED: %s' % exc)
+        sys.exit(1)
