@@ -24,6 +24,8 @@ testinfra_hosts = ['podman://llmfleet-molecule-%s' % os.environ.get('MOLECULE_SC
 CONFIG = '/etc/nginx/conf.d/llmfleet-gateway.conf'
 ACCESS_LOG = '/var/log/nginx/llmfleet-gateway.access.log'
 KEYS = ('lab-key-0123456789abcdef', 'Lab.Key+two/ABCDEFGHIJ==')
+WORKER_KEY = 'lab-worker-key-0123456789abcdefABCDEF'
+WORKER_KEY_FILE = '/etc/nginx/llmfleet-gateway/worker-key.conf'
 AUTH = "-H 'Authorization: Bearer %s'" % KEYS[0]
 LIVE = {'127.0.0.1:8001', '127.0.0.1:8002'}
 DRAINED = '127.0.0.1:8003'
@@ -94,6 +96,49 @@ def test_api_keys_are_kept_private(host):
     keys = host.file('/etc/nginx/llmfleet-gateway/api-keys.conf')
     assert keys.user == 'root' and keys.mode == 0o600
     assert KEYS[0] not in host.file(CONFIG).content_string
+    worker_key = host.file(WORKER_KEY_FILE)
+    assert worker_key.user == 'root' and worker_key.mode == 0o600
+    assert WORKER_KEY in worker_key.content_string and WORKER_KEY not in host.file(CONFIG).content_string
+
+
+def test_configuration_is_closed(host):
+    text = host.file(CONFIG).content_string
+    for line in ('server_tokens off;', 'limit_conn llmfleet_gateway_conn 256;', 'location /v1/ {', 'location = /health {',
+                 'proxy_pass http://llmfleet_workers/v1/;', 'proxy_pass http://llmfleet_workers/health;',
+                 'include %s;' % WORKER_KEY_FILE):
+        assert line in text, line
+
+
+def test_worker_gets_the_worker_key_and_never_the_clients(host):
+    for key in KEYS:
+        body = json.loads(host.check_output("curl -s -H 'Authorization: Bearer %s' http://127.0.0.1/v1/models" % key))
+        assert body['authorization'] == 'Bearer ' + WORKER_KEY
+        assert key not in json.dumps(body)
+
+
+def test_workers_health_is_proxied_with_a_key(host):
+    assert curl(host, AUTH, 'http://127.0.0.1/health') == ['200']
+    assert curl(host, '', 'http://127.0.0.1/health') == ['401']
+
+
+def test_other_paths_answer_404_in_the_openai_shape_and_reach_no_worker(host):
+    marker = tag()
+    paths = ['/metrics', '/', '/v1', '/tokenize', '/version', '/gateway/error/502', '/v1/../metrics', '/v1/%2e%2e/metrics']
+    for path in paths:
+        out = host.check_output("curl -s --path-as-is -w ' %%{http_code}' %s 'http://127.0.0.1%s?t=%s'" % (AUTH, path, marker))
+        body, code = out.rsplit(' ', 1)
+        assert code == '404', (path, out)
+        error = json.loads(body)['error']
+        assert error['type'] == 'not_found_error' and error['code'] == 404, (path, body)
+    entries = log_lines(host, marker)
+    assert len(entries) == len(paths) and all(upstreams(e) == [] for e in entries), entries
+
+
+def test_server_header_shows_no_version(host):
+    for url in ('http://127.0.0.1/gateway/health', 'http://127.0.0.1/metrics', 'http://127.0.0.1/v1/models'):
+        headers = host.check_output('curl -s -D - -o /dev/null %s' % url)
+        server = [line for line in headers.splitlines() if line.lower().startswith('server:')]
+        assert [line.strip() for line in server] == ['Server: nginx'], (url, headers)
 
 
 def test_health_is_answered_by_nginx_without_a_key(host):

@@ -182,7 +182,7 @@ def test_plain_http_serves_only_the_fleet_paths_with_the_worker_key(templar_clas
     assert args(server['block'], 'server_tokens') == [('off',)]
     found = locations(server)
     assert sorted(found) == ['/', '/v1/', '= /gateway/error/404', '= /gateway/error/413', '= /gateway/error/429',
-                             '= /gateway/error/502', '= /gateway/error/504', '= /gateway/health', '= /health']
+                             '= /gateway/error/502', '= /gateway/error/504', '= /gateway/health', '= /health', '= /v1']
     # Only /v1/ and /health are proxied, each to the same path of the workers.
     proxied = dict((name, args(block, 'proxy_pass')) for name, block in found.items() if args(block, 'proxy_pass'))
     assert proxied == {'/v1/': [('http://llmfleet_workers/v1/',)], '= /health': [('http://llmfleet_workers/health',)]}
@@ -198,7 +198,7 @@ def test_plain_http_serves_only_the_fleet_paths_with_the_worker_key(templar_clas
         assert args(block, 'limit_req') == [('zone=llmfleet_gateway', 'burst=40', 'nodelay')]
         assert [item['args'] for item in blocks(block, 'if')] == [['$llmfleet_gateway_authorized', '=', '0']]
     # Everything else: 404, in the OpenAI error shape.
-    assert args(found['/'], 'return') == [('404',)]
+    assert args(found['/'], 'return') == [('404',)] and args(found['= /v1'], 'return') == [('404',)]
     assert ('404', '/gateway/error/404') in args(server['block'], 'error_page')
     body = args(found['= /gateway/error/404'], 'return')[0][1]
     assert '"type":"not_found_error"' in body and body.startswith('{"error":{"message":')
