@@ -1,0 +1,214 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The firewall's rules from the inventory (firewall_rules), and the ruleset the role's template
+renders from them: the sandbox's shape rule by rule, hostile values refused or inert, and the
+rendered files checked by ``nft -c -f`` where nft is installed."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+from ansible.errors import AnsibleFilterError
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+from ansible_collections.llmfleet.rocm.plugins.filter.firewall import firewall_rules, worker_port_count
+from input_rules import ROOT
+from test_firewall_inputs import GROUPS, HOSTVARS, VALUES, hostvars_with, without_facts
+
+TEMPLATE = os.path.join(ROOT, 'roles', 'firewall', 'templates', 'etc', 'llmfleet', 'firewall.nft.j2')
+NFT = shutil.which('nft')
+ANY = {'family': '', 'saddr': []}
+
+
+def rule(family, saddr, ports, comment, proto='tcp'):
+    return {'family': family, 'saddr': saddr, 'proto': proto, 'ports': ports, 'comment': comment}
+
+
+SSH = [rule('ip', ['10.89.77.1'], ['22'], 'SSH from firewall_admin_cidrs'),
+       rule('ip6', ['2001:db8:1::/48'], ['22'], 'SSH from firewall_admin_cidrs')]
+
+# The sandbox: gpu-node-1 and gpu-node-2 serve one worker each (workers_gpus: [0]), gateway-1 has TLS on.
+EXPECTED = {
+    'gpu-node-1': {'ssh': SSH, 'accept': [rule('ip', ['10.89.77.201', '10.89.77.211'], ['8000'],
+                                               'worker API from gateways and the node itself')]},
+    'gpu-node-2': {'ssh': SSH, 'accept': [rule('ip', ['10.89.77.202', '10.89.77.211'], ['8000'],
+                                               'worker API from gateways and the node itself')]},
+    'gateway-1': {'ssh': SSH, 'accept': [dict(rule('', [], ['80', '443'], 'gateway from gateway_client_cidrs'))]},
+}
+
+
+def render(rules, host='gpu-node-1'):
+    with open(TEMPLATE) as handle:
+        source = handle.read()
+    templar = Templar(loader=DataLoader(), variables={'_firewall_rules': rules, 'inventory_hostname': host,
+                                                      'ansible_managed': 'Ansible managed'})
+    return templar.template(trust_as_template(source))
+
+
+def nft_check(tmp_path, text):
+    """``nft -c -f`` of the rendered file: (rc, output). Check mode changes nothing in the kernel."""
+    path = tmp_path / 'firewall.nft'
+    path.write_text(text)
+    proc = subprocess.run([NFT, '-c', '-f', str(path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False)
+    return proc.returncode, proc.stdout
+
+
+def input_chain(text):
+    """The rule lines of the input chain, without comments and blank lines."""
+    body = text.split('chain input {', 1)[1].split('\n\t}', 1)[0]
+    return [line.strip() for line in body.splitlines() if line.strip() and not line.strip().startswith('#')]
+
+
+@pytest.mark.parametrize('host', sorted(EXPECTED))
+def test_sandbox_rules(host):
+    assert firewall_rules(VALUES, HOSTVARS, GROUPS, host) == EXPECTED[host]
+
+
+def test_a_new_gateway_opens_every_node_to_it():
+    hostvars = dict(HOSTVARS, **{'gateway-2': {'llmfleet_private_address': 'fd00:77::212'}})
+    groups = dict(GROUPS, gateways=['gateway-1', 'gateway-2'])
+    accept = firewall_rules(VALUES, hostvars, groups, 'gpu-node-2')['accept']
+    assert [(item['family'], item['saddr']) for item in accept] == [('ip', ['10.89.77.202', '10.89.77.211']),
+                                                                    ('ip6', ['fd00:77::212'])]
+
+
+def test_private_address_wins_over_facts():
+    hostvars = hostvars_with('gateway-1', llmfleet_private_address='192.168.7.11')
+    assert firewall_rules(VALUES, hostvars, GROUPS, 'gpu-node-1')['accept'][0]['saddr'] == ['10.89.77.201', '192.168.7.11']
+
+
+def test_networks_collapse_and_any_drops_the_source_match():
+    values = dict(VALUES, firewall_admin_cidrs=['10.0.0.0/8', '10.1.0.0/16', '10.0.0.5', '0.0.0.0/0', '::/0'])
+    assert firewall_rules(values, HOSTVARS, GROUPS, 'gateway-1')['ssh'] == [dict(SSH[0], **ANY)]
+    values = dict(VALUES, firewall_admin_cidrs=['10.0.0.0/8', '10.1.0.0/16', '10.0.0.5'])
+    assert firewall_rules(values, HOSTVARS, GROUPS, 'gateway-1')['ssh'] == [dict(SSH[0], saddr=['10.0.0.0/8'])]
+
+
+@pytest.mark.parametrize('node_vars, explicit, count', [
+    ({}, None, 8),
+    ({'rocm_expected_gpu_count': 2}, None, 2),
+    ({'workers_gpus': [0, 1, 2], 'rocm_expected_gpu_count': 8}, None, 3),
+    ({'workers_mode': 'tp'}, None, 1),
+    ({'workers_mode': 'hybrid', 'workers_tp_size': 2}, None, 4),
+    ({'workers_mode': 'hybrid', 'workers_tp_size': 4, 'rocm_expected_gpu_count': 2}, None, 1),
+    ({}, 16, 16),
+], ids=['default-eight', 'expected-count', 'gpus-listed', 'tp-one', 'hybrid-pairs', 'hybrid-larger-than-node', 'explicit'])
+def test_worker_port_count(node_vars, explicit, count):
+    assert worker_port_count(node_vars, explicit) == count
+
+
+def test_worker_range_and_gateway_without_tls():
+    hostvars = hostvars_with('gpu-node-1', workers_gpus=[], rocm_expected_gpu_count=8, workers_port_base=9000)
+    hostvars['gateway-1'].pop('gateway_tls_certificate')
+    assert firewall_rules(VALUES, hostvars, GROUPS, 'gpu-node-1')['accept'][0]['ports'] == ['9000-9007']
+    assert firewall_rules(VALUES, hostvars, GROUPS, 'gateway-1')['accept'][0]['ports'] == ['80']
+
+
+def test_gateway_on_loopback_opens_nothing():
+    hostvars = hostvars_with('gateway-1', gateway_listen_address='127.0.0.1')
+    assert firewall_rules(VALUES, hostvars, GROUPS, 'gateway-1')['accept'] == []
+
+
+def test_allow_from_group_and_cidrs():
+    values = dict(VALUES, firewall_allow=[{'ports': [29500, '30000-30100', 30050], 'from_groups': ['gpu_nodes'],
+                                           'from_cidrs': ['10.89.77.0/28'], 'comment': 'engine ranks'},
+                                          {'ports': 9100, 'proto': 'udp', 'from_cidrs': ['192.0.2.10']}])
+    accept = firewall_rules(values, HOSTVARS, GROUPS, 'gateway-1')['accept']
+    assert accept[1:] == [rule('ip', ['10.89.77.0/28', '10.89.77.201', '10.89.77.202'], ['29500', '30000-30100'], 'engine ranks'),
+                          rule('ip', ['192.0.2.10'], ['9100'], 'firewall_allow item 1', proto='udp')]
+
+
+def test_unknown_peer_raises_naming_host_and_variable():
+    with pytest.raises(AnsibleFilterError, match='gateway-1.*llmfleet_private_address'):
+        firewall_rules(VALUES, without_facts('gateway-1'), GROUPS, 'gpu-node-1')
+
+
+# Hostile values: each is refused by the filter itself, even when the role's preflight was skipped (tags).
+HOSTILE = [
+    ('comment-newline', {'firewall_allow': [{'ports': [1], 'from_cidrs': ['10.0.0.0/8'], 'comment': 'x\ntcp dport 1-65535 accept'}]}),
+    ('comment-quote', {'firewall_allow': [{'ports': [1], 'from_cidrs': ['10.0.0.0/8'], 'comment': 'x" accept comment "y'}]}),
+    ('comment-semicolon', {'firewall_allow': [{'ports': [1], 'from_cidrs': ['10.0.0.0/8'], 'comment': 'x; flush ruleset'}]}),
+    ('comment-brace', {'firewall_allow': [{'ports': [1], 'from_cidrs': ['10.0.0.0/8'], 'comment': 'x } table ip t {'}]}),
+    ('cidr-brace', {'firewall_admin_cidrs': ['10.0.0.0/8 } tcp dport 1-65535 accept']}),
+    ('cidr-newline', {'firewall_admin_cidrs': ['10.0.0.0/8\naccept']}),
+    ('port-statement', {'firewall_ssh_port': '22 accept'}),
+    ('allow-port-brace', {'firewall_allow': [{'ports': ['1 } accept'], 'from_cidrs': ['10.0.0.0/8']}]}),
+    ('allow-proto', {'firewall_allow': [{'ports': [1], 'proto': 'tcp dport 1-65535 accept;', 'from_cidrs': ['10.0.0.0/8']}]}),
+    ('allow-unknown-key', {'firewall_allow': [{'ports': [1], 'from_cidrs': ['10.0.0.0/8'], 'verdict': 'accept'}]}),
+    ('group-string', {'firewall_allow': [{'ports': [1], 'from_groups': 'gpu_nodes'}]}),
+    ('group-name', {'firewall_gateway_group': 'gateways }'}),
+]
+
+
+@pytest.mark.parametrize('changes', [changes for _id, changes in HOSTILE], ids=[case_id for case_id, _changes in HOSTILE])
+def test_hostile_values_are_refused(changes):
+    values = copy.deepcopy(VALUES)
+    values.update(changes)
+    with pytest.raises(AnsibleFilterError):
+        firewall_rules(values, HOSTVARS, GROUPS, 'gpu-node-1')
+
+
+@pytest.mark.parametrize('field, value', [
+    ('llmfleet_private_address', '10.89.77.211 } tcp dport 1-65535 accept'),
+    ('llmfleet_private_address', '10.89.77.211\n'),
+    ('workers_port_base', '8000 } accept'),
+])
+def test_hostile_host_values_are_refused(field, value):
+    host = 'gateway-1' if field == 'llmfleet_private_address' else 'gpu-node-1'
+    with pytest.raises(AnsibleFilterError):
+        firewall_rules(VALUES, hostvars_with(host, **{field: value}), GROUPS, 'gpu-node-1')
+
+
+def test_hostile_host_name_is_inert():
+    """Host names never reach the ruleset: only addresses parsed by ipaddress, and the group's name."""
+    hostvars = dict(HOSTVARS, **{'gw"; flush ruleset': {'llmfleet_private_address': '10.89.77.99'}})
+    groups = dict(GROUPS, gateways=['gateway-1', 'gw"; flush ruleset'])
+    text = render(firewall_rules(VALUES, hostvars, groups, 'gpu-node-1'))
+    assert 'flush ruleset' not in text and 'gw' not in text
+    assert 'ip saddr { 10.89.77.99, 10.89.77.201, 10.89.77.211 } tcp dport { 8000 } counter accept' in text
+
+
+@pytest.mark.parametrize('host', sorted(EXPECTED))
+def test_rendered_chain_order(host):
+    lines = input_chain(render(EXPECTED[host], host))
+    assert lines[0] == 'type filter hook input priority filter; policy drop;'
+    # SSH from the admin ranges before any state, then loopback, replies, the invalid drop.
+    assert [line.split(' counter')[0] for line in lines[1:3]] == ['ip saddr { 10.89.77.1 } tcp dport { 22 }',
+                                                                 'ip6 saddr { 2001:db8:1::/48 } tcp dport { 22 }']
+    assert lines[3].startswith('iif "lo" accept')
+    assert lines[4].startswith('ct state established,related accept')
+    assert lines[-2].startswith('limit rate 5/minute burst 5 packets log prefix "llmfleet-firewall drop: "')
+    assert lines[-1].startswith('counter drop')
+    text = render(EXPECTED[host], host)
+    assert re.search(r'^table inet llmfleet\ndelete table inet llmfleet\n\ntable inet llmfleet \{$', text, re.M)
+    assert 'flush ruleset' not in text and 'chain forward' not in text
+
+
+@pytest.mark.skipif(NFT is None, reason='nft is not installed on this controller (apt-get install nftables): the rendered'
+                                        ' files are checked by the other tests, not by nft itself')
+@pytest.mark.parametrize('host', sorted(EXPECTED))
+def test_nft_accepts_the_rendered_ruleset(tmp_path, host):
+    values = dict(VALUES, firewall_allow=[{'ports': [29500, '30000-30100'], 'proto': 'udp', 'from_groups': ['gpu_nodes'],
+                                           'from_cidrs': ['fd00::/8'], 'comment': 'engine ranks (v4+v6), 10.0.0.0/8'}])
+    rc, output = nft_check(tmp_path, render(firewall_rules(values, HOSTVARS, GROUPS, host), host))
+    assert rc == 0, output
+
+
+@pytest.mark.skipif(NFT is None, reason='nft is not installed on this controller (apt-get install nftables)')
+def test_nft_refuses_what_the_filter_refuses(tmp_path):
+    """Proof that the refusals matter: the same hostile comment, pushed past the filter, breaks the file."""
+    rules = copy.deepcopy(EXPECTED['gpu-node-1'])
+    rules['accept'][0]['comment'] = 'x"; } table ip evil { chain c { type filter hook input priority 0; policy accept; } } #'
+    rc, _output = nft_check(tmp_path, render(rules))
+    rules['accept'][0]['comment'] = 'plain'
+    assert (rc, nft_check(tmp_path, render(rules))[0]) != (0, 1)
