@@ -61,6 +61,70 @@ def systemd_environment(name, value):
     return _quoted('%s=%s' % (name, text))
 
 
+_ESCAPES = {'\\': '\\', '"': '"', "'": "'", 'n': '\n', 't': '\t', 's': ' ', 'a': '\a', 'b': '\b', 'f': '\f',
+            'r': '\r', 'v': '\v'}
+
+
+def _unescape(text, index):
+    """The character of the C escape at ``text[index]`` (a backslash) and the index after it."""
+    if index + 1 >= len(text):
+        raise ValueError('a backslash ends the text: %r' % text)
+    char = text[index + 1]
+    if char in _ESCAPES:
+        return _ESCAPES[char], index + 2
+    if char == 'x' and re.match(r'[0-9a-fA-F]{2}', text[index + 2:index + 4]):
+        return chr(int(text[index + 2:index + 4], 16)), index + 4
+    raise ValueError('unknown escape \\%s in %r' % (char, text))
+
+
+def systemd_split(text, command_line=False):
+    """The words systemd reads from a directive's value (test helper, the inverse of the filters above).
+
+    Specifiers first (``%%`` is ``%``; any other ``%`` would be expanded by systemd and is an error here), then the
+    words: split at white space, double or single quotes group, C escapes inside and outside quotes. With
+    ``command_line`` (``ExecStart=``), ``$$`` is ``$`` and a lone ``$`` (a variable systemd would expand) is an error.
+    """
+    if re.search(r'%[^%]', text.replace('%%', '')) or text.replace('%%', '').endswith('%'):
+        raise ValueError('a specifier systemd would expand in %r' % text)
+    text = text.replace('%%', '%')
+    words = []
+    index = 0
+    while True:
+        while index < len(text) and text[index] in ' \t':
+            index += 1
+        if index >= len(text):
+            return words
+        word = []
+        while index < len(text) and text[index] not in ' \t':
+            char = text[index]
+            if char in '"\'':
+                end = index + 1
+                while True:
+                    if end >= len(text):
+                        raise ValueError('an unterminated quote in %r' % text)
+                    if text[end] == char:
+                        break
+                    if text[end] == '\\':
+                        unescaped, end = _unescape(text, end)
+                        word.append(unescaped)
+                        continue
+                    word.append(text[end])
+                    end += 1
+                index = end + 1
+            elif char == '\\':
+                unescaped, index = _unescape(text, index)
+                word.append(unescaped)
+            else:
+                word.append(char)
+                index += 1
+        word = ''.join(word)
+        if command_line:
+            if re.search(r'\$[^$]', word.replace('$$', '')) or word.replace('$$', '').endswith('$'):
+                raise ValueError('a variable systemd would expand in %r' % word)
+            word = word.replace('$$', '$')
+        words.append(word)
+
+
 class FilterModule(object):
     def filters(self):
         return {

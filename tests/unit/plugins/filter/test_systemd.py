@@ -13,7 +13,8 @@ import subprocess
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_environment, systemd_exec_line, systemd_exec_word
+from ansible_collections.llmfleet.rocm.plugins.filter.systemd import (
+    systemd_environment, systemd_exec_line, systemd_exec_word, systemd_split)
 
 
 @pytest.mark.parametrize('value, expected', [
@@ -91,3 +92,40 @@ def test_systemd_verify_can_fail(tmp_path):
     """
     rc, output = _verify(tmp_path, '/bin/true "unbalanced \'%n%\'')
     assert rc != 0 or output.strip() != ''
+
+
+# systemd_split: the reader the hostile-values tests parse rendered units with (tests/unit/roles/test_hostile_templates.py).
+HOSTILE_WORDS = ['plain', 'a b', '100%', '%n', '$HOME', '${X}', 'say "hi"', "it's", 'back\\slash', '', ';', 'x=$$y', '%%']
+
+
+@pytest.mark.parametrize('word', HOSTILE_WORDS)
+def test_split_reads_back_an_exec_word(word):
+    assert systemd_split(systemd_exec_word(word), command_line=True) == [word]
+
+
+def test_split_reads_back_an_exec_line():
+    assert systemd_split(systemd_exec_line(HOSTILE_WORDS), command_line=True) == HOSTILE_WORDS
+
+
+@pytest.mark.parametrize('value', HOSTILE_WORDS)
+def test_split_reads_back_an_environment_assignment(value):
+    assert systemd_split(systemd_environment('NAME', value)) == ['NAME=' + value]
+
+
+@pytest.mark.parametrize('text, words', [
+    ('a  b\tc', ['a', 'b', 'c']),
+    ("'a b'\"c d\"", ['a bc d']),
+    ('a\\sb "\\x41\\n"', ['a b', 'A\n']),
+    ('"%%h"', ['%h']),
+    ('', []),
+])
+def test_split_follows_systemd(text, words):
+    assert systemd_split(text) == words
+
+
+@pytest.mark.parametrize('text, command_line', [
+    ('%h', False), ('100%', False), ('"open', False), ('a\\', False), ('\\q', False), ('$HOME', True), ('a$', True),
+])
+def test_split_refuses_what_systemd_would_expand_or_cannot_read(text, command_line):
+    with pytest.raises(ValueError):
+        systemd_split(text, command_line=command_line)
