@@ -26,6 +26,20 @@ from test_firewall_inputs import GROUPS, HOSTVARS, VALUES, hostvars_with, withou
 
 TEMPLATE = os.path.join(ROOT, 'roles', 'firewall', 'templates', 'etc', 'llmfleet', 'firewall.nft.j2')
 NFT = shutil.which('nft')
+
+
+def _nft_can_check():
+    """nft -c talks to the kernel (netlink, CAP_NET_ADMIN): without them it cannot check anything."""
+    if NFT is None:
+        return False
+    proc = subprocess.run([NFT, '-c', '-f', '-'], input='table inet llmfleet_probe\n', stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    return proc.returncode == 0
+
+
+NFT_CAN_CHECK = _nft_can_check()
+NFT_MISSING = ('nft cannot check rulesets on this controller (not installed: apt-get install nftables; or no CAP_NET_ADMIN):'
+               ' the rendered files are still checked line by line by the other tests')
 ANY = {'family': '', 'saddr': []}
 
 
@@ -194,8 +208,7 @@ def test_rendered_chain_order(host):
     assert 'flush ruleset' not in text and 'chain forward' not in text
 
 
-@pytest.mark.skipif(NFT is None, reason='nft is not installed on this controller (apt-get install nftables): the rendered'
-                                        ' files are checked by the other tests, not by nft itself')
+@pytest.mark.skipif(not NFT_CAN_CHECK, reason=NFT_MISSING)
 @pytest.mark.parametrize('host', sorted(EXPECTED))
 def test_nft_accepts_the_rendered_ruleset(tmp_path, host):
     values = dict(VALUES, firewall_allow=[{'ports': [29500, '30000-30100'], 'proto': 'udp', 'from_groups': ['gpu_nodes'],
@@ -204,11 +217,30 @@ def test_nft_accepts_the_rendered_ruleset(tmp_path, host):
     assert rc == 0, output
 
 
-@pytest.mark.skipif(NFT is None, reason='nft is not installed on this controller (apt-get install nftables)')
+@pytest.mark.skipif(not NFT_CAN_CHECK, reason=NFT_MISSING)
 def test_nft_refuses_what_the_filter_refuses(tmp_path):
-    """Proof that the refusals matter: the same hostile comment, pushed past the filter, breaks the file."""
+    """Proof that the refusals matter: a quote and braces pushed past the filter change the file's structure."""
     rules = copy.deepcopy(EXPECTED['gpu-node-1'])
-    rules['accept'][0]['comment'] = 'x"; } table ip evil { chain c { type filter hook input priority 0; policy accept; } } #'
-    rc, _output = nft_check(tmp_path, render(rules))
+    rules['accept'][0]['comment'] = 'x"; } } table ip evil { chain c { type filter hook input priority 0; policy accept; } } #'
+    rc, output = nft_check(tmp_path, render(rules))
+    assert rc != 0 or 'evil' in output, output
     rules['accept'][0]['comment'] = 'plain'
-    assert (rc, nft_check(tmp_path, render(rules))[0]) != (0, 1)
+    assert nft_check(tmp_path, render(rules))[0] == 0
+
+
+def test_readme_worked_example_is_what_the_filter_makes():
+    """The role README's example (gpu-node-2 without workers_gpus, two GPUs expected) matches the filter's rules."""
+    with open(os.path.join(ROOT, 'roles', 'firewall', 'README.md')) as handle:
+        readme = handle.read()
+    example = readme.split('## A worked example', 1)[1].split('```', 2)[1]
+    hostvars = hostvars_with('gpu-node-2', workers_gpus=[], rocm_expected_gpu_count=2)
+    current = None
+    checked = 0
+    for line in example.splitlines():
+        if line.startswith('# '):
+            current = line[2:].strip()
+            lines = input_chain(render(firewall_rules(VALUES, hostvars, GROUPS, current), current))
+        elif line.strip() and '...' not in line:
+            assert line.strip() in lines, '%s: %s' % (current, line)
+            checked += 1
+    assert checked >= 5
