@@ -55,8 +55,8 @@ def test_summary_takes_medians_of_per_repetition_ratios():
 
 def test_each_arm_gets_its_own_key_and_no_other():
     base = {'PATH': '/usr/bin', 'OPENAI_API_KEY': 'stray', 'SSL_CERT_FILE': '/stray.pem'}
-    assert bench.arm_environment(base, 'client', '/ca.pem') == {'PATH': '/usr/bin', 'OPENAI_API_KEY': 'client',
-                                                                 'SSL_CERT_FILE': '/ca.pem'}
+    expected = {'PATH': '/usr/bin', 'OPENAI_API_KEY': 'client', 'SSL_CERT_FILE': '/ca.pem'}
+    assert bench.arm_environment(base, 'client', '/ca.pem') == expected
     assert bench.arm_environment(base, None) == {'PATH': '/usr/bin'}
 
 
