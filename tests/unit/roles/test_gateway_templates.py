@@ -206,8 +206,8 @@ def test_plain_http_serves_only_the_fleet_paths_with_the_worker_key(templar_clas
     # The client keys: one case-sensitive regular expression each.
     maps = dict((item['args'][1], item['block']) for item in blocks(tree, 'map'))
     assert args(maps['$llmfleet_gateway_authorized'], 'default') == [('0',)]
-    assert ('~^[Bb]earer +lab-key-0123456789abcdef$', '1') in [tuple([i['directive']] + i['args'])
-                                                                for i in maps['$llmfleet_gateway_authorized']]
+    entries = [tuple([item['directive']] + item['args']) for item in maps['$llmfleet_gateway_authorized']]
+    assert ('~^[Bb]earer +lab-key-0123456789abcdef$', '1') in entries
 
 
 def test_tls_redirects_plain_http_and_never_proxies_it(templar_class, tmp_path):
@@ -322,10 +322,11 @@ SERVER = (('http',), ('server',))
                  id='extra-escaped-quote'),
     pytest.param({'gateway_worker_group': 'gpu-nodes.a_1', 'gateway_endpoints': []}, [], True, id='group-name-in-comment'),
     pytest.param({'gateway_client_max_body_size': '1G', 'gateway_read_timeout': '2h'},
-                 [(SERVER, 'client_max_body_size', ('1G',))] + [(SERVER + (('location',) + match,), 'proxy_read_timeout', ('2h',))
-                                                               for match in (('/v1/',), ('=', '/health'))], False,
+                 [(SERVER, 'client_max_body_size', ('1G',)),
+                  (SERVER + (('location', '/v1/'),), 'proxy_read_timeout', ('2h',)),
+                  (SERVER + (('location', '=', '/health'),), 'proxy_read_timeout', ('2h',))], False,
                  id='size-and-time'),
-], )
+])
 def test_accepted_value_changes_nothing_but_what_it_means(templar_class, tmp_path, changes, added, from_facts):
     assert problems(changes, from_facts=from_facts) == []
     baseline_dir = tmp_path / 'baseline'
