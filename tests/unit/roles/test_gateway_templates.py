@@ -27,7 +27,10 @@ import yaml
 
 from ansible_collections.llmfleet.rocm.plugins.filter.gateway_inputs import gateway_input_problems, gateway_server_keys
 
-crossplane = pytest.importorskip('crossplane')
+try:
+    import crossplane
+except ImportError:  # pinned in requirements.txt; without it only the parsing tests are skipped
+    crossplane = None
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
 ROLE = os.path.join(ROOT, 'roles', 'gateway')
@@ -132,6 +135,8 @@ def render(templar_class, tmp_path, changes, worker_key=WORKER_KEY, from_facts=F
 
 
 def parse(main):
+    if crossplane is None:
+        pytest.skip('crossplane (the nginx configuration parser) is not installed')
     payload = crossplane.parse(main, combine=True, strict=False, check_ctx=True, check_args=True)
     assert payload['status'] == 'ok', payload['errors']
     return payload['config'][0]['parsed']
