@@ -127,8 +127,8 @@ def _gateway_ports(values, ctx):
     node = _node(ctx)
     if gateway_ports(node) is None:
         return ('The gateway ports of %s are not ports: gateway_listen_port %s (0-65535, 0 for no plain HTTP),'
-                ' gateway_tls_port %s (1-65535).' % (ctx.get('host'), show(node_value(node, 'gateway_listen_port')),
-                                                    show(node_value(node, 'gateway_tls_port'))))
+                ' gateway_tls_port %s (1-65535).'
+                % (ctx.get('host'), show(node_value(node, 'gateway_listen_port')), show(node_value(node, 'gateway_tls_port'))))
     return None
 
 

@@ -197,8 +197,8 @@ def test_rendered_chain_order(host):
     lines = input_chain(render(EXPECTED[host], host))
     assert lines[0] == 'type filter hook input priority filter; policy drop;'
     # SSH from the admin ranges before any state, then loopback, replies, the invalid drop.
-    assert [line.split(' counter')[0] for line in lines[1:3]] == ['ip saddr { 10.89.77.1 } tcp dport { 22 }',
-                                                                 'ip6 saddr { 2001:db8:1::/48 } tcp dport { 22 }']
+    assert [line.split(' counter')[0] for line in lines[1:3]] == [
+        'ip saddr { 10.89.77.1 } tcp dport { 22 }', 'ip6 saddr { 2001:db8:1::/48 } tcp dport { 22 }']
     assert lines[3].startswith('iif "lo" accept')
     assert lines[4].startswith('ct state established,related accept')
     assert lines[-2].startswith('limit rate 5/minute burst 5 packets log prefix "llmfleet-firewall drop: "')
