@@ -192,6 +192,17 @@ def _extra_flags_key(values, ctx):
             % (', '.join(show(name) for name in bad), ' and '.join(taken)))
 
 
+@RULES.rule('workers-env-api-key')
+def _env_key(values, ctx):
+    bad = ['%s sets %s' % (name, key) for name in ('workers_rocm_env', 'workers_env')
+           for key in (values[name] or {}) if str(key) == 'VLLM_API_KEY']
+    if not bad:
+        return None
+    return ('%s: the worker key would be written into the unit, readable by every user of the node. The role writes it to'
+            ' a 0600 file the unit reads: set llmfleet_worker_api_key instead, and leave VLLM_API_KEY out of the'
+            ' environment variables.' % ' and '.join(bad))
+
+
 @RULES.rule('workers-api-key-format')
 def _api_key(values, ctx):
     key = ctx.get('api_key', _NO_KEY)

@@ -94,6 +94,12 @@ CASES = [
          'workers-extra-flags-api-key', contains=['"config"', 'api-key and config']),
     Case('vllm-config-flag', {'workers_extra_flags': {'config': '/etc/x.yaml'}}, 'workers-extra-flags-api-key', absent=True),
 
+    Case('api-key-in-env', {'workers_env': {'VLLM_API_KEY': 'k' * 20}}, 'workers-env-api-key',
+         contains=['workers_env sets VLLM_API_KEY', 'llmfleet_worker_api_key']),
+    Case('api-key-in-rocm-env', {'workers_rocm_env': {'VLLM_API_KEY': 'k' * 20}}, 'workers-env-api-key',
+         contains='workers_rocm_env sets VLLM_API_KEY'),
+    Case('other-env', {'workers_env': {'VLLM_API_KEY_FILE': 'x'}}, 'workers-env-api-key', absent=True),
+
     Case('api-key-short', {}, 'workers-api-key-format', {'api_key': 'short'}, contains='llmfleet_worker_api_key is not'),
     Case('api-key-two-lines', {}, 'workers-api-key-format', {'api_key': 'k' * 20 + '\nExecStartPre=/bin/id'}),
     Case('api-key-quote', {}, 'workers-api-key-format', {'api_key': 'k' * 20 + '"'}),
