@@ -32,22 +32,29 @@ run_site() {
   return "${PIPESTATUS[0]}"
 }
 
-# The first gateway of the inventory, at its address on the lab network (the lab's own network,
-# which the controller reaches directly).
+# The first gateway of the inventory, at its lab address over HTTPS: the lab CA signed its
+# certificate, the client key is the sandbox's (made by site.yml under .lab/secrets/, 0600).
 ask_gateway() {
   local gateway address
   gateway=$(ansible-inventory -i inventories/sandbox --list | python3 -c 'import json,sys; print(json.load(sys.stdin)["gateways"]["hosts"][0])')
-  eval "$(lab/bin/labctl env)"
-  address=$(podman inspect "llmfleet-lab-$gateway" --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
-  echo "gateway $gateway at http://$address:80"
-  python3 tools/try_completions.py --url "http://$address:80" --model tiny-llama 2>&1 | tee "$logs/completions.log"
+  address=$(ansible-inventory -i inventories/sandbox --host "$gateway" | python3 -c 'import json,sys; print(json.load(sys.stdin)["lab_address"])')
+  echo "gateway $gateway at https://$address (CA .lab/tls/ca.crt, key .lab/secrets/client-api-key)"
+  .venv/bin/python tools/try_completions.py --url "https://$address" --model tiny-llama \
+    --ca-file .lab/tls/ca.crt --api-key-file .lab/secrets/client-api-key 2>&1 | tee "$logs/completions.log"
+  return "${PIPESTATUS[0]}"
+}
+
+# Closed by default: listeners, who reaches which port, 401 without the keys, the redirect.
+check_closed() {
+  ansible-playbook -i inventories/sandbox tests/sandbox/closed.yml 2>&1 | tee "$logs/closed.log"
   return "${PIPESTATUS[0]}"
 }
 
 step "install the lab's packages" lab/bin/labctl deps &&
 step "start the lab hosts" lab/bin/labctl up &&
 step "run site.yml against inventories/sandbox" run_site &&
-step "ask the gateway: completion, stream, chat" ask_gateway
+step "ask the gateway: completion, stream, chat" ask_gateway &&
+step "check that the fleet is closed" check_closed
 
 echo
 echo "==> what happened"
