@@ -244,3 +244,40 @@ def test_readme_worked_example_is_what_the_filter_makes():
             assert line.strip() in lines, '%s: %s' % (current, line)
             checked += 1
     assert checked >= 5
+
+
+def _netns_works():
+    if NFT is None or shutil.which('unshare') is None:
+        return False
+    proc = subprocess.run(['unshare', '-n', NFT, 'list', 'tables'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False)
+    return proc.returncode == 0
+
+
+@pytest.mark.skipif(not _netns_works(), reason='no throwaway network namespace here (unshare -n needs CAP_SYS_ADMIN) or no nft:'
+                                               ' the real load is proven in the lab')
+def test_load_save_restore_in_a_throwaway_network_namespace(tmp_path):
+    """What load.yml does, for real, in a network namespace that lives as long as this one shell: load the rendered
+    file twice (it replaces our table), save the table under the revert's head and load that back, then the marker of
+    "no table" removes it; a table of someone else's stays throughout."""
+    new = tmp_path / 'firewall.nft'
+    new.write_text(render(EXPECTED['gpu-node-1']))
+    script = '''set -e
+nft add table ip theirs
+nft -f {new}
+nft -f {new}
+nft list table inet llmfleet > {tmp}/listed
+(printf 'table inet llmfleet\\ndelete table inet llmfleet\\n'; cat {tmp}/listed) > {tmp}/previous
+nft -f {tmp}/previous
+nft list table inet llmfleet > {tmp}/listed-again
+printf 'table inet llmfleet\\ndelete table inet llmfleet\\n' | nft -f -
+nft list tables
+'''.format(new=new, tmp=tmp_path)
+    proc = subprocess.run(['unshare', '-n', 'sh', '-c', script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout.strip() == 'table ip theirs'
+    listed = (tmp_path / 'listed').read_text()
+    assert listed == (tmp_path / 'listed-again').read_text()
+    assert listed.count('accept comment "SSH from firewall_admin_cidrs"') == 2
+    assert 'ip saddr { 10.89.77.201, 10.89.77.211 } tcp dport 8000 counter packets 0 bytes 0 accept' in listed
