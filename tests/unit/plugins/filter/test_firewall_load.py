@@ -77,6 +77,7 @@ def run_load(tmp_path, live=None, **env):
             '_firewall_nft': sim + '/nft', '_firewall_systemd_run': sim + '/systemd-run', '_firewall_systemctl': sim + '/systemctl',
             '_firewall_file': sim + '/etc/firewall.nft', '_firewall_confirmed_file': sim + '/etc/firewall-confirmed.nft',
             '_firewall_previous_file': sim + '/etc/firewall-previous.nft', '_firewall_revert_unit': 'llmfleet-firewall-revert',
+            '_firewall_unit': 'llmfleet-firewall.service',
             '_firewall_previous_head': 'table inet llmfleet\ndelete table inet llmfleet\n',
             '_firewall_revert_command': '%s/nft -f %s/etc/firewall-previous.nft && rm -f %s/etc/firewall.nft' % (sim, sim, sim),
             'firewall_confirm_timeout': 3, 'firewall_reconnect_timeout': 1, 'firewall_admin_cidrs': ['10.0.0.1/32'],
@@ -108,7 +109,7 @@ def test_confirmed(tmp_path):
     proc, calls, files, sim = run_load(tmp_path)
     assert proc.returncode == 0, proc.stdout
     assert calls == ['nft list table inet llmfleet', 'systemd-run', 'nft -f %s/etc/firewall.nft' % sim,
-                     'systemctl stop llmfleet-firewall-revert.timer']
+                     'systemctl stop llmfleet-firewall-revert.timer', 'systemctl restart llmfleet-firewall.service']
     assert files == ['firewall-confirmed.nft', 'firewall-previous.nft', 'firewall.nft']
     assert read(os.path.join(sim, 'etc', 'firewall-confirmed.nft')) == NEW
     # No table before: the saved "previous" removes ours and nothing else.
