@@ -34,7 +34,6 @@ COMMENT_RE = re.compile(r'^[A-Za-z0-9 ._,:/()+=@-]{1,100}\Z')
 PORT_RANGE_RE = re.compile(r'^([0-9]{1,5})-([0-9]{1,5})\Z')
 PROTOS = ('tcp', 'udp')
 ALLOW_KEYS = ('ports', 'proto', 'from_groups', 'from_cidrs', 'comment')
-ANY = ['0.0.0.0/0', '::/0']
 # When neither workers_gpus nor rocm_expected_gpu_count says how many GPUs a node serves: the
 # eight GPUs of an Instinct platform (MI300X, MI325X, MI355X OAM boards).
 DEFAULT_GPU_COUNT = 8
@@ -117,7 +116,7 @@ def address_of(hostvars, host):
 def _members(groups, group):
     try:
         return list(groups.get(group) or [])
-    except AttributeError:
+    except (AttributeError, TypeError):
         return []
 
 
@@ -213,8 +212,9 @@ def needed_hosts(values, hostvars, groups, host):
         needed.append((host, 'it serves workers'))
         needed.extend((peer, 'a gateway of the workers') for peer in _members(groups, gateway_group))
     for entry in values.get('firewall_allow') or []:
-        if isinstance(entry, Mapping):
-            for group in entry.get('from_groups') or []:
+        from_groups = entry.get('from_groups') if isinstance(entry, Mapping) else None
+        if isinstance(from_groups, (list, tuple)):
+            for group in from_groups:
                 needed.extend((peer, 'firewall_allow names its group %s' % group) for peer in _members(groups, group))
     seen = set()
     result = []

@@ -189,11 +189,8 @@ def _allow_comment(values, ctx):
 
 @RULES.rule('firewall-peer-addresses')
 def _peers(values, ctx):
-    groups = ctx.get('groups') or {}
-    entries = [entry for _index, entry in _allow_entries(values) if isinstance(entry, Mapping)
-               and isinstance(entry.get('from_groups') or [], (list, tuple))]
-    checked = dict(values, firewall_allow=entries)
-    return address_problems(checked, ctx.get('hostvars') or {}, groups, ctx.get('host'))
+    entries = [entry for _index, entry in _allow_entries(values)]
+    return address_problems(dict(values, firewall_allow=entries), ctx.get('hostvars') or {}, ctx.get('groups') or {}, ctx.get('host'))
 
 
 def firewall_input_problems(values, platform, hostvars=None, groups=None, host=None):

@@ -161,6 +161,7 @@ HOSTILE = [
     ('allow-unknown-key', {'firewall_allow': [{'ports': [1], 'from_cidrs': ['10.0.0.0/8'], 'verdict': 'accept'}]}),
     ('group-string', {'firewall_allow': [{'ports': [1], 'from_groups': 'gpu_nodes'}]}),
     ('group-name', {'firewall_gateway_group': 'gateways }'}),
+    ('group-mapping', {'firewall_allow': [{'ports': [1], 'from_groups': [{'gpu_nodes': 1}]}]}),
 ]
 
 

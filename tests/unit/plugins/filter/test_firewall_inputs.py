@@ -104,6 +104,8 @@ CASES = [
     Case('allow-no-source', {'firewall_allow': [{'ports': [1], 'comment': 'x'}]}, 'firewall-allow-sources', contains='no source'),
     Case('allow-group-string', {'firewall_allow': [dict(ALLOW, from_groups='gpu_nodes')]}, 'firewall-allow-sources',
          contains='"gpu_nodes"'),
+    Case('allow-group-mapping', {'firewall_allow': [dict(ALLOW, from_groups=[{'gpu_nodes': 1}])]}, 'firewall-allow-sources',
+         contains='from_groups'),
     Case('allow-bad-cidr', {'firewall_allow': [dict(ALLOW, from_cidrs=['10.0.0.0/8; drop'])]}, 'firewall-allow-sources',
          contains='drop'),
     Case('allow-cidrs-only', {'firewall_allow': [{'ports': [9100], 'from_cidrs': ['192.0.2.10'], 'comment': 'metrics'}]},
