@@ -113,6 +113,41 @@ def address_of(hostvars, host):
     return address, None
 
 
+def ssh_connection(hostvars, host):
+    """(client address, server port) of the controller's SSH session as the host saw it when its facts were gathered
+    (ansible_facts.env.SSH_CONNECTION: "client port server port", after any NAT or port forward); None when unknown
+    (a local connection, become that cleared the environment, no facts)."""
+    facts = host_vars(hostvars, host).get('ansible_facts') or {}
+    env = facts.get('env') if isinstance(facts, Mapping) else None
+    text = env.get('SSH_CONNECTION') if isinstance(env, Mapping) else None
+    fields = text.split(' ') if isinstance(text, str) else []
+    if len(fields) != 4:
+        return None
+    client, port = parse_address(fields[0]), _int(fields[3])
+    if client is None or port is None or not 1 <= port <= 65535:
+        return None
+    return client, port
+
+
+def ssh_port(values, hostvars, host):
+    """firewall_ssh_port when set; else the port the controller's SSH session arrived on; else ansible_port; else 22."""
+    explicit = values.get('firewall_ssh_port')
+    if explicit is not None:
+        return explicit
+    session = ssh_connection(hostvars, host)
+    if session:
+        return session[1]
+    port = host_vars(hostvars, host).get('ansible_port')
+    return 22 if port is None else port
+
+
+def admits(cidrs, address):
+    """Whether ``address`` is in one of ``cidrs`` (the invalid ones ignored)."""
+    parsed = ipaddress.ip_address(address)
+    return any(parsed in network for network in (parse_cidr(item) for item in cidrs or []) if network is not None
+               and network.version == parsed.version)
+
+
 def _members(groups, group):
     try:
         return list(groups.get(group) or [])
@@ -298,10 +333,10 @@ def firewall_rules(values, hostvars, groups, host):
     admin = _networks(values.get('firewall_admin_cidrs') or [], 'firewall_admin_cidrs')
     if not admin:
         raise AnsibleFilterError('firewall_admin_cidrs is empty: the ruleset would lock SSH out')
-    ssh_port = port_spec(values.get('firewall_ssh_port'))
-    if ssh_port is None or ssh_port[0] != ssh_port[1]:
-        raise AnsibleFilterError('firewall_ssh_port %s is not a port' % show(values.get('firewall_ssh_port')))
-    ssh = _rules(admin, 'tcp', [ssh_port], 'SSH from firewall_admin_cidrs')
+    port = port_spec(ssh_port(values, hostvars, host))
+    if port is None or port[0] != port[1]:
+        raise AnsibleFilterError('firewall_ssh_port %s is not a port' % show(ssh_port(values, hostvars, host)))
+    ssh = _rules(admin, 'tcp', [port], 'SSH from firewall_admin_cidrs')
 
     accept = []
     worker_group = values.get('firewall_worker_group')

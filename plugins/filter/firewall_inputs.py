@@ -16,8 +16,8 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.filter.firewall import (
-    ALLOW_KEYS, PROTOS, address_problems, allow_ports, gateway_ports, host_vars, is_comment, is_group_name, node_value,
-    parse_cidr, worker_port_count, worker_ports,
+    ALLOW_KEYS, PROTOS, address_problems, admits, allow_ports, gateway_ports, host_vars, is_comment, is_group_name, node_value,
+    parse_cidr, ssh_connection, ssh_port, worker_port_count, worker_ports,
 )
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, show, supported_system_rule
 
@@ -60,11 +60,35 @@ def _admin_invalid(values, ctx):
 
 @RULES.rule('firewall-ssh-port')
 def _ssh_port(values, ctx):
-    port = as_int(values['firewall_ssh_port'])
+    value = ssh_port(values, ctx.get('hostvars') or {}, ctx.get('host'))
+    port = as_int(value)
     if port is None or not 1 <= port <= 65535:
-        return ('firewall_ssh_port %s is not a port 1-65535 (the port sshd listens on, on the host).'
-                % show(values['firewall_ssh_port']))
+        return ('firewall_ssh_port %s is not a port 1-65535 (the port sshd listens on, on the host; null: the port the'
+                ' controller\'s session arrived on, else ansible_port, else 22).' % show(value))
     return None
+
+
+# The controller's own session, as the host saw it: a ruleset that would not admit it is refused before it is
+# written (confirm-or-revert stays the backstop for what this cannot see).
+@RULES.rule('firewall-controller-locked-out')
+def _controller(values, ctx):
+    hostvars, host = ctx.get('hostvars') or {}, ctx.get('host')
+    session = ssh_connection(hostvars, host)
+    if session is None:
+        return None
+    client, arrived_on = session
+    problems = []
+    cidrs = values.get('firewall_admin_cidrs') or []
+    if cidrs and not admits(cidrs, client):
+        problems.append('The controller reaches %s from %s (SSH_CONNECTION, as the host sees it), which firewall_admin_cidrs'
+                        ' %s does not include: the new ruleset would lock it out. Add that address or its network.'
+                        % (host, client, show(cidrs)))
+    port = as_int(ssh_port(values, hostvars, host))
+    if port is not None and port != arrived_on:
+        problems.append('The controller\'s SSH session to %s arrived on port %d, but firewall_ssh_port is %d: the new ruleset'
+                        ' would lock it out. Leave firewall_ssh_port null (the session\'s port) or set it to %d.'
+                        % (host, arrived_on, port, arrived_on))
+    return problems
 
 
 @RULES.rule('firewall-gateway-client-cidrs')

@@ -121,6 +121,18 @@ def test_worker_port_count(node_vars, explicit, count):
     assert worker_port_count(node_vars, explicit) == count
 
 
+@pytest.mark.parametrize('explicit, node_vars, port', [
+    (None, {'ansible_facts': {'env': {'SSH_CONNECTION': '10.89.77.1 51000 10.89.77.201 2222'}}, 'ansible_port': 2201}, '2222'),
+    (None, {'ansible_facts': {'env': {}}, 'ansible_port': 2201}, '2201'),
+    (None, {}, '22'),
+    (2022, {'ansible_facts': {'env': {'SSH_CONNECTION': '10.89.77.1 51000 10.89.77.201 2222'}}}, '2022'),
+], ids=['session', 'ansible-port', 'default', 'explicit'])
+def test_ssh_port(explicit, node_vars, port):
+    hostvars = dict(HOSTVARS, **{'gateway-1': dict(node_vars, llmfleet_private_address='10.89.77.211')})
+    rules = firewall_rules(dict(VALUES, firewall_ssh_port=explicit), hostvars, GROUPS, 'gateway-1')
+    assert [item['ports'] for item in rules['ssh']] == [[port], [port]]
+
+
 def test_worker_range_and_gateway_without_tls():
     hostvars = hostvars_with('gpu-node-1', workers_gpus=[], rocm_expected_gpu_count=8, workers_port_base=9000)
     hostvars['gateway-1'].pop('gateway_tls_certificate')

@@ -21,7 +21,10 @@ VALUES.update({'firewall_admin_cidrs': ['10.89.77.1/32', '2001:db8:1::/48'], 'fi
 
 
 def facts(address):
-    return {'ansible_facts': {'default_ipv4': {'address': address}}}
+    # The controller's session as a lab host sees it: from the lab bridge, on sshd's port 22 (the 127.0.0.1:22xx
+    # forwards are the controller's side).
+    return {'ansible_facts': {'default_ipv4': {'address': address}, 'env': {'SSH_CONNECTION': '10.89.77.1 51000 %s 22' % address}},
+            'ansible_port': 2201}
 
 
 # The sandbox's shape: two GPU nodes, one gateway.
@@ -65,6 +68,16 @@ CASES = [
     Case('ssh-port-zero', {'firewall_ssh_port': 0}, 'firewall-ssh-port', contains='0'),
     Case('ssh-port-text', {'firewall_ssh_port': '22; accept'}, 'firewall-ssh-port', contains='"22; accept"'),
     Case('ssh-port-string', {'firewall_ssh_port': '2222'}, 'firewall-ssh-port', absent=True),
+    Case('ssh-port-from-session', {'firewall_ssh_port': None}, 'firewall-ssh-port', absent=True),
+    Case('controller-outside', {'firewall_admin_cidrs': ['192.0.2.0/24', '2001:db8:1::/48']}, 'firewall-controller-locked-out',
+         contains=['from 10.89.77.1', 'firewall_admin_cidrs']),
+    Case('controller-wrong-port', {'firewall_ssh_port': 2201}, 'firewall-controller-locked-out',
+         contains=['arrived on port 22', 'firewall_ssh_port is 2201']),
+    Case('controller-inside-network', {'firewall_admin_cidrs': ['10.89.77.0/24'], 'firewall_ssh_port': None},
+         'firewall-controller-locked-out', absent=True),
+    Case('controller-session-unknown', {'firewall_admin_cidrs': ['192.0.2.0/24'], 'firewall_ssh_port': 2201},
+         'firewall-controller-locked-out', {'hostvars': hostvars_with('gpu-node-1', ansible_facts={'default_ipv4': {
+             'address': '10.89.77.201'}, 'env': {'SSH_CONNECTION': 'garbage'}})}, absent=True),
     Case('clients-empty', {'firewall_gateway_client_cidrs': []}, 'firewall-gateway-client-cidrs', contains='empty'),
     Case('clients-bad', {'firewall_gateway_client_cidrs': ['any']}, 'firewall-gateway-client-cidrs', contains='"any"'),
     Case('clients-narrow', {'firewall_gateway_client_cidrs': ['198.51.100.0/24']}, 'firewall-gateway-client-cidrs', absent=True),
@@ -143,7 +156,7 @@ def test_sandbox_shape_has_no_problem(host):
 
 def test_defaults_refuse_only_the_empty_admin_ranges():
     defaults = role_defaults('firewall')
-    defaults.update({'firewall_ssh_port': 22, 'firewall_gateway_client_cidrs': ['0.0.0.0/0', '::/0']})
+    defaults.update({'firewall_gateway_client_cidrs': ['0.0.0.0/0', '::/0']})
     problems = firewall_input_problems(defaults, PLATFORM, hostvars=HOSTVARS, groups=GROUPS, host='gpu-node-1')
     assert len(problems) == 1 and problems[0].startswith('firewall_admin_cidrs is empty')
 
