@@ -28,8 +28,10 @@ stage ansible-lint ansible-lint
 stage sanity tests/sanity/run.sh
 # The collection as it ships: the tarball built, installed offline, documented and syntax-checked from outside the checkout.
 stage collection tests/collection/run.sh
-# pytest exits 5 when it collected nothing: that is a failure here too.
-stage pytest env PYTHONPATH="$root/.collections" python -m pytest tests/unit -q -p no:cacheprovider
+# pytest exits 5 when it collected nothing: that is a failure here too. The gateway's template
+# tests run nginx -t with Debian's nginx binary, unpacked (not installed) by tests/tools/nginx.sh.
+stage nginx-binary tests/tools/nginx.sh
+stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" python -m pytest tests/unit -q -p no:cacheprovider
 # The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too.
 stage lab-deps lab/bin/labctl deps
 stage molecule lab/bin/labctl molecule test --all
