@@ -63,5 +63,5 @@ lab-down: ## Remove every lab container, the network and the repository server
 lab-status: ## Show what of the lab exists and runs
 	lab/bin/labctl status
 
-sandbox: venv ## The main job on the local lab: start the hosts, run site.yml, show what happened
+sandbox: venv ## The main job on the local lab: start the hosts, run site.yml (ansible-runner; SANDBOX_TWICE=1: twice, the second must change nothing), show what happened
 	@tests/sandbox.sh

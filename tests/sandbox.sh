@@ -27,9 +27,12 @@ step() {
   return "$rc"
 }
 
+# Through ansible-runner's Python API as a CI job runs it (tools/run_playbook.py: host key checking on,
+# the per-host stats, non-zero on a failed or unreachable host). SANDBOX_TWICE=1: a second run must change nothing.
 run_site() {
-  ansible-playbook site.yml -i inventories/sandbox 2>&1 | tee "$logs/site.log"
-  return "${PIPESTATUS[0]}"
+  local twice=
+  [ "${SANDBOX_TWICE:-0}" = 1 ] && twice=--twice
+  .venv/bin/python tools/run_playbook.py -i inventories/sandbox ${twice:+"$twice"} --log "$logs/site.log" site.yml
 }
 
 # The first gateway of the inventory, at its lab address over HTTPS: the lab CA signed its
@@ -62,8 +65,17 @@ for i in "${!steps[@]}"; do
   printf '  %-44s %s\n' "${steps[$i]}" "${durations[$i]}"
 done
 if [ -f "$logs/site.log" ]; then
-  changed=$(sed -n 's/.* changed=\([0-9]*\).*/\1/p' "$logs/site.log" | awk '{ sum += $1 } END { print sum }')
+  # The PLAY RECAP lines of each run (tools/run_playbook.py heads each run with "==> run N of M:").
+  recap_changed() {
+    awk -v run="$1" '/^==> run [0-9]+ of [0-9]+:/ { this = $3 } this == run && / changed=[0-9]+/ {
+      match($0, / changed=[0-9]+/); sum += substr($0, RSTART + 9, RLENGTH - 9); seen = 1 } END { if (seen) print sum }' "$logs/site.log"
+  }
+  changed=$(recap_changed 1)
   echo "  tasks changed in this converge: ${changed:-unknown} (0 means the lab was already converged)"
+  if grep -q '^==> run 2 of 2:' "$logs/site.log"; then
+    changed=$(recap_changed 2)
+    echo "  tasks changed in the second run: ${changed:-unknown} (SANDBOX_TWICE=1: must be 0)"
+  fi
 fi
 echo "  lab: lab/bin/labctl status | stop it: make lab-down | play log: .cache/sandbox/site.log"
 exit "$failed"
