@@ -141,6 +141,17 @@ def stats_rows(text):
     return rows
 
 
+def sandbox_summary(project):
+    """The summary lines of tests/sandbox.sh ("tasks changed in this converge: N"), run on the tool's log."""
+    with open(os.path.join(ROOT, 'tests', 'sandbox.sh')) as handle:
+        script = handle.read()
+    block = re.search(r'^if \[ -f "\$logs/site.log" \]; then\n.*?^fi$', script, re.S | re.M).group(0)
+    shutil.copy(str(project / 'play.log'), str(project / 'site.log'))
+    result = subprocess.run(['bash', '-c', block], env=dict(os.environ, logs=str(project)),
+                            capture_output=True, text=True, timeout=30, check=True)
+    return result.stdout
+
+
 def test_converges_once_then_twice_changes_nothing(project):
     result, log = run(project, CONVERGES, '--twice', env={'ANSIBLE_HOST_KEY_CHECKING': 'False'})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -159,6 +170,9 @@ def test_converges_once_then_twice_changes_nothing(project):
     assert "ANSIBLE_HOST_KEY_CHECKING: 'True'" in envvars
     assert 'ANSIBLE_CONFIG: %s' % os.path.join(ROOT, 'ansible.cfg') in envvars
     assert sorted(os.listdir(project / 'pdd' / 'env')) == ['envvars']
+    # tests/sandbox.sh reads the PLAY RECAP lines of each run from that log.
+    summary = sandbox_summary(project)
+    assert 'tasks changed in this converge: 1 ' in summary and 'tasks changed in the second run: 0 ' in summary
 
 
 def test_one_run_is_the_default(project):
@@ -166,6 +180,8 @@ def test_one_run_is_the_default(project):
     assert result.returncode == 0, result.stdout + result.stderr
     assert '==> run 1 of 1: ' in result.stdout and '==> run 2' not in result.stdout
     assert stats_rows(result.stdout)[(1, 'localhost')]['changed'] == 1
+    summary = sandbox_summary(project)
+    assert 'tasks changed in this converge: 1 ' in summary and 'second run' not in summary
 
 
 def test_second_run_that_changes_fails_and_names_the_tasks(project):
@@ -177,6 +193,8 @@ def test_second_run_that_changes_fails_and_names_the_tasks(project):
     assert re.search(r'^  localhost: Report a change every time \(.*play\.yml:\d+\)$', report, re.M)
     assert re.search(r'^  localhost: Report a secret change every time \[items: \(hidden: no_log\)\]', report, re.M)
     assert 'Write the marker file' not in report
+    assert 'tasks changed in this converge: 3 ' in sandbox_summary(project)
+    assert 'tasks changed in the second run: 2 ' in sandbox_summary(project)
     # The secret (a no_log item, and the job's environment) is nowhere: not in the output, the log or the artifacts.
     assert SECRET not in result.stdout + result.stderr + log
     for directory, _dirs, files in os.walk(str(project / 'pdd')):
