@@ -61,6 +61,9 @@ COLUMNS = (('ok', 'ok'), ('changed', 'changed'), ('failed', 'failures'), ('unrea
            ('skipped', 'skipped'), ('rescued', 'rescued'))
 STAT_KEYS = ('ok', 'changed', 'failures', 'dark', 'skipped', 'rescued', 'ignored', 'processed')
 
+# What else ansible-runner reads from <private data dir>/env/ (the tool writes only env/envvars).
+RUNNER_ENV_FILES = ('cmdline', 'extravars', 'passwords', 'settings', 'ssh_key')
+
 ANSI = re.compile(r'\x1b\[[0-9;?]*[A-Za-z]')
 
 # Any fact_cache_type but 'jsonfile' keeps ansible-runner from setting ANSIBLE_CACHE_PLUGIN(_CONNECTION):
@@ -78,7 +81,10 @@ class Failure(Exception):
 
 def parse_args(argv):
     # allow_abbrev=False: no option is taken for another one by a prefix.
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0], allow_abbrev=False)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split('\n\n', maxsplit=1)[0], allow_abbrev=False,
+        epilog='Exit status: 0 success; 1 a run failed (a failed or unreachable host, or a runner status other than '
+               'successful); 2 bad usage (a missing inventory or playbook); 3 --twice and the second run changed something.')
     parser.add_argument('playbook', help='the playbook, e.g. site.yml or playbooks/serve.yml')
     parser.add_argument('-i', '--inventory', action='append', required=True,
                         help='inventory file or directory (repeat for more than one)')
@@ -272,6 +278,9 @@ def run_once(args, playbook, inventories, private_data_dir, output, number, runs
     output.write('%s==> run %d of %d: %s -i %s (ansible-runner %s, private data dir %s)'
                  % ('\n' if number > 1 else '', number, runs, shown(playbook), ' -i '.join(shown(i) for i in inventories),
                     runner_version(), shown(private_data_dir)))
+    for other in RUNNER_ENV_FILES:
+        if os.path.exists(os.path.join(private_data_dir, 'env', other)):
+            output.write('note: ansible-runner also reads env/%s of the private data dir' % other)
     recorder = Recorder(output)
     ident = '%s-%d-run%d' % (time.strftime('%Y%m%dT%H%M%S'), os.getpid(), number)
     kwargs = dict(
@@ -327,6 +336,9 @@ def main(argv=None):
     except Failure as failure:
         sys.stderr.write('run_playbook: %s\n' % failure)
         return failure.code
+    except KeyboardInterrupt:  # outside a run (the runner turns one inside a run into status "canceled")
+        sys.stderr.write('run_playbook: interrupted\n')
+        return 130
 
 
 def run(args, playbook, inventories, private_data_dir, output, log_path):
