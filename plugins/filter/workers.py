@@ -108,11 +108,19 @@ def engine_flags(flags):
     return argv
 
 
-def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_pinning=True, numactl='/usr/bin/numactl'):
+# What a worker runs on, carried by its endpoint (llmfleet_worker_endpoints): the gateway, the rolling restart and
+# the benchmarks read these instead of the workers role's variables.
+_IDENTITY = ('model', 'model_path', 'engine', 'engine_version', 'venv')
+
+
+def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_pinning=True, numactl='/usr/bin/numactl',
+                    identity=None):
     """Add to each planned worker its ``prefix`` (numactl or nothing) and ``argv`` (engine command and flags).
 
-    ``flag_names`` maps host, port and tp to the engine's spelling of those flags.
+    ``flag_names`` maps host, port and tp to the engine's spelling of those flags. ``identity`` (what every
+    worker of the node runs: model, model_path, engine, engine_version, venv) is copied into each endpoint.
     """
+    identity = dict((key, (identity or {}).get(key)) for key in _IDENTITY)
     workers = []
     for worker in plan:
         worker = dict(worker)
@@ -126,6 +134,7 @@ def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_
         host = '[%s]' % bind_address if ':' in str(bind_address) else str(bind_address)
         worker['endpoint'] = {'name': worker['name'], 'address': str(bind_address), 'port': worker['port'],
                               'gpus': list(worker['gpus']), 'url': 'http://%s:%d' % (host, worker['port'])}
+        worker['endpoint'].update(identity)
         worker['prefix'] = []
         if numa_pinning and worker['cpus']:
             nodes = ','.join(str(node) for node in worker['numa_nodes'])

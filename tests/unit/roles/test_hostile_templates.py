@@ -86,6 +86,7 @@ def _trusted(value):
 
 def _templar(role, overrides):
     variables = {'ansible_managed': 'Ansible managed', 'inventory_hostname': 'gpu-node-1', 'llmfleet_worker_api_key': KEY,
+                 'ansible_check_mode': False,
                  'ansible_facts': {'rocm': ROCM, 'numa': NUMA}, 'llmfleet_platform': PLATFORM}
     variables.update(_trusted(_load('roles/%s/defaults/main.yml' % role)))
     variables.update(_trusted(_load('roles/%s/vars/main.yml' % role)))
@@ -163,6 +164,16 @@ def _stub_venv(tmp_path):
 
 
 WORKER_UNIT = 'etc/systemd/system/llmfleet-worker.service.j2'
+MODEL_MARKER_SHA256 = 'a' * 64
+RCCL_SHA256 = 'b' * 64
+
+
+def _reads(venv):
+    """What the role's preflight stat registers (__workers_reads): the venv as a directory, rccl.env and the marker."""
+    return {'results': [{'item': {'name': 'record'}, 'stat': {'exists': False}},
+                        {'item': {'name': 'venv'}, 'stat': {'exists': True, 'islnk': False, 'path': venv}},
+                        {'item': {'name': 'rccl'}, 'stat': {'exists': True, 'checksum': RCCL_SHA256}},
+                        {'item': {'name': 'model'}, 'stat': {'exists': True, 'checksum': MODEL_MARKER_SHA256}}]}
 
 
 def _worker_unit(overrides):
@@ -173,7 +184,8 @@ def _worker_unit(overrides):
     variables = _templar('workers', overrides).available_variables
     plan = worker_commands(worker_plan(ROCM, NUMA, mode='dp', tp_size=1, gpus=[], port_base=8000, prefix='llmfleet-worker'),
                            engine['command'], engine['flags'], common, variables['workers_bind_address'],
-                           numa_pinning=variables['workers_numa_pinning'])
+                           numa_pinning=variables['workers_numa_pinning'],
+                           identity=_value('workers', '_workers_identity', overrides))
     return plan, _render('workers', WORKER_UNIT, overrides, worker=plan[0])
 
 
@@ -182,7 +194,7 @@ def _worker_unit(overrides):
 def test_worker_unit_holds_exactly_the_hostile_values(tmp_path, engine, rdma):
     venv = _stub_venv(tmp_path)
     plain = {'workers_engine': engine, 'workers_rdma': rdma, 'workers_venv': venv, 'workers_numa_pinning': False,
-             'workers_bind_address': '10.0.0.11'}
+             'workers_bind_address': '10.0.0.11', '__workers_reads': _reads(venv)}
     hostile = dict(plain, workers_env=HOSTILE_ENV, workers_extra_flags=HOSTILE_FLAGS,
                    workers_model_path='/srv/models/my model %i $X')
     # The input rules let these through (they are values, not structure)...
@@ -208,6 +220,19 @@ def test_worker_unit_holds_exactly_the_hostile_values(tmp_path, engine, rdma):
         assert environment[name] == value, name
     assert environment['GLOO_SOCKET_IFNAME'] == 'lo' and environment['VLLM_HOST_IP'] == '127.0.0.1'
     assert environment['VLLM_LOOPBACK_IP'] == '127.0.0.1'
+    # What the worker runs on, besides its command line (issue 12): the model marker's and rccl.env's digests, and
+    # vLLM's API server leaves once its engine core died.
+    assert environment['LLMFLEET_MODEL_MARKER_SHA256'] == MODEL_MARKER_SHA256
+    assert environment['LLMFLEET_RCCL_ENV_SHA256'] == RCCL_SHA256
+    assert environment['VLLM_KEEP_ALIVE_ON_ENGINE_DEATH'] == '0'
+    # The unit runs the real venv a link names; the endpoint says which, and what it serves.
+    assert expected[0] == venv + ('/bin/vllm' if engine == 'vllm' else '/bin/python')
+    assert dict((key, plan[0]['endpoint'][key]) for key in ('model', 'model_path', 'engine', 'venv')) == \
+        {'model': 'model', 'model_path': '/srv/models/my model %i $X', 'engine': engine, 'venv': venv}
+    # Kill settings fitted to vLLM's process tree (roles/workers/README.md, "Stop and crash recovery").
+    service = dict((name, value) for section, name, value in directives if section == 'Service')
+    assert dict((name, service[name]) for name in ('KillMode', 'KillSignal', 'SendSIGKILL', 'Restart')) == \
+        {'KillMode': 'mixed', 'KillSignal': 'SIGINT', 'SendSIGKILL': 'yes', 'Restart': 'always'}
 
     # The key is in no unit; vLLM reads it from its EnvironmentFile.
     assert KEY not in text
@@ -346,3 +371,87 @@ def test_modules_load_file_holds_one_module_a_line():
     text = _render('rdma', 'etc/modules-load.d/llmfleet-rdma.conf.j2', {'rdma_modules_extra': ['mlx5_ib', 'bnxt_re']})
     assert [line for line in text.split('\n') if line and not line.startswith('#')] == \
         ['rdma_cm', 'ib_ipoib', 'ib_uverbs', 'rdma_ucm', 'mlx5_ib', 'bnxt_re']
+
+
+# Issue 12: what the workers run on, as vars/main.yml derives it from the engine role's fact and preflight's stat.
+ENGINE = {'name': 'vllm', 'version': '0.32.0', 'venv': '/opt/llmfleet/engines/vllm-0.32.0-3f1c2a9e0b7d',
+          'model_name': 'tiny-llama', 'model_path': '/var/lib/llmfleet/models/tiny-llama', 'model_id': 'sha256:' + 'c' * 64,
+          'model_marker_sha256': 'd' * 64, 'model_changed': False}
+CURRENT = {'results': [{'item': {'name': 'venv'},
+                        'stat': {'exists': True, 'islnk': True, 'lnk_source': '/opt/llmfleet/engines/vllm-0.31.1'}},
+                       {'item': {'name': 'model'}, 'stat': {'exists': True, 'checksum': MODEL_MARKER_SHA256}},
+                       {'item': {'name': 'rccl'}, 'stat': {'exists': False}}]}
+
+
+@pytest.mark.parametrize('overrides, expression, expected', [
+    ({'llmfleet_engine': ENGINE}, 'workers_venv', ENGINE['venv']),
+    ({'llmfleet_engine': ENGINE}, 'workers_model_path', ENGINE['model_path']),
+    ({'llmfleet_engine': ENGINE}, 'workers_served_model_name', 'tiny-llama'),
+    ({'llmfleet_engine': dict(ENGINE, name='sglang')}, 'workers_engine', 'sglang'),
+    ({'llmfleet_engine': dict(ENGINE, model_name='', model_path='')}, 'workers_served_model_name', 'model'),
+    ({'llmfleet_engine': dict(ENGINE, model_name='', model_path='')}, 'workers_model_path', '/var/lib/llmfleet/models/model'),
+    ({}, 'workers_venv', '/opt/llmfleet/engines/current'),
+    ({}, 'workers_engine', 'vllm'),
+    # current resolved to the venv it names, and that venv's version read from its name.
+    ({'__workers_reads': CURRENT}, '_workers_venv', '/opt/llmfleet/engines/vllm-0.31.1'),
+    ({'__workers_reads': CURRENT}, '_workers_identity.engine_version', '0.31.1'),
+    ({'__workers_reads': CURRENT}, '_workers_engine.command[0]', '/opt/llmfleet/engines/vllm-0.31.1/bin/vllm'),
+    ({'llmfleet_engine': ENGINE}, '_workers_identity.engine_version', '0.32.0'),
+    # The model's identity: the engine role's marker digest when it installed this model, else the marker's as read.
+    ({'llmfleet_engine': ENGINE, '__workers_reads': CURRENT}, '_workers_model_marker_sha256', 'd' * 64),
+    ({'__workers_reads': CURRENT}, '_workers_model_marker_sha256', MODEL_MARKER_SHA256),
+    ({'llmfleet_engine': ENGINE, 'workers_model_path': '/srv/other', '__workers_reads': CURRENT},
+     '_workers_model_marker_sha256', MODEL_MARKER_SHA256),
+    ({}, '_workers_model_marker_sha256', ''),
+    ({'llmfleet_engine': dict(ENGINE, model_changed=True)}, '_workers_model_changed', True),
+    ({'llmfleet_engine': dict(ENGINE, model_changed=True), 'workers_model_path': '/srv/other'}, '_workers_model_changed', False),
+    ({}, '_workers_model_changed', False),
+    # rccl.env: its digest, "absent" without it, and a change the rdma role makes in this check run.
+    ({'__workers_reads': CURRENT}, '_workers_rccl_env_sha256', 'absent'),
+    ({'__workers_reads': _reads('/v')}, '_workers_rccl_env_sha256', RCCL_SHA256),
+    ({'__workers_reads': _reads('/v'), 'ansible_check_mode': True, '__rdma_env_file': {'changed': True}},
+     '_workers_rccl_env_sha256', 'changes in this run'),
+    ({'__workers_reads': _reads('/v'), 'ansible_check_mode': False, '__rdma_env_file': {'changed': True}},
+     '_workers_rccl_env_sha256', RCCL_SHA256),
+], ids=lambda value: None if isinstance(value, dict) else str(value))
+def test_what_the_workers_run_on(overrides, expression, expected):
+    assert _value('workers', expression, overrides) == expected
+
+
+def test_endpoint_carries_what_the_worker_runs_on():
+    overrides = {'llmfleet_engine': ENGINE, 'workers_bind_address': '10.0.0.11'}
+    plan, _text = _worker_unit(overrides)
+    assert plan[0]['endpoint'] == {'name': 'llmfleet-worker-0', 'address': '10.0.0.11', 'port': 8000, 'gpus': [0],
+                                   'url': 'http://10.0.0.11:8000', 'model': 'tiny-llama', 'model_path': ENGINE['model_path'],
+                                   'engine': 'vllm', 'engine_version': '0.32.0', 'venv': ENGINE['venv']}
+
+
+# The engine role's llmfleet_engine (roles/engine/tasks/configure.yml) from its vars.
+LOCK = {'content': 'vllm==0.32.0 --hash=sha256:00\n'}
+
+
+@pytest.mark.parametrize('overrides, expression, expected', [
+    ({'engine_model_name': 'm', 'engine_model_source': 'http://repo/m.tar.gz', 'engine_model_checksum': 'sha256:' + 'A' * 64},
+     '_engine_model_id', 'sha256:' + 'A' * 64),
+    ({'engine_model_name': 'm', 'engine_model_source': 'http://repo/m.tar.gz', 'engine_model_checksum': 'sha256:http://repo/m.sha256'},
+     '_engine_model_id', 'archive http://repo/m.tar.gz sha256:http://repo/m.sha256'),
+    ({'engine_model_name': 'm', 'engine_model_source': 'org/model', 'engine_model_revision': 'abc123'},
+     '_engine_model_id', 'org/model@abc123'),
+    ({'engine_model_name': 'm', 'engine_model_source': '/srv/m'}, '_engine_model_id', 'directory /srv/m'),
+    ({}, '_engine_model_id', ''),
+    # Activated: this version's venv (in check mode too); not activated: the venv current names, its version from its name.
+    ({'__engine_lock': LOCK, 'engine_requirements_file': 'requirements.txt', 'engine_wheelhouse_url': 'http://repo/w/'},
+     '_engine_published_venv', '/opt/llmfleet/engines/vllm-0.32.0-' + 'x'),
+    ({'engine_activate': False, '__engine_current': {'stat': {'islnk': True, 'lnk_source': '/opt/llmfleet/engines/vllm-0.31.1'}}},
+     '_engine_published_venv', '/opt/llmfleet/engines/vllm-0.31.1'),
+    ({'engine_activate': False, '__engine_current': {'stat': {'islnk': True, 'lnk_source': '/opt/llmfleet/engines/vllm-0.31.1-0123456789ab'}}},
+     '_engine_published_version', '0.31.1'),
+    ({'__engine_current': {'skipped': True}}, '_engine_published_version', '0.32.0'),
+], ids=lambda value: None if isinstance(value, dict) else str(value)[:40])
+def test_what_the_engine_publishes(overrides, expression, expected):
+    overrides = dict({'__engine_current': {'skipped': True}}, **overrides)
+    found = _value('engine', expression, overrides)
+    if expected.endswith('-x'):
+        assert found.startswith(expected[:-1]) and len(found) == len(expected) - 1 + 12
+    else:
+        assert found == expected

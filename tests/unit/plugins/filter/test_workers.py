@@ -100,10 +100,28 @@ def test_worker_commands_pin_with_numactl_and_add_tp_only_for_groups():
     assert workers[1]['argv'] == ['/venv/bin/vllm', 'serve', '/models/m', '--host', '10.0.0.5', '--max-model-len', '4096',
                                   '--port', '8001', '--tensor-parallel-size', '4']
     assert workers[1]['endpoint'] == {'name': 'llmfleet-worker-1', 'address': '10.0.0.5', 'port': 8001, 'gpus': [4, 5, 6, 7],
-                                      'url': 'http://10.0.0.5:8001'}
+                                      'url': 'http://10.0.0.5:8001', 'model': None, 'model_path': None, 'engine': None,
+                                      'engine_version': None, 'venv': None}
     single = worker_commands(worker_plan(MI300X_8, TWO_SOCKETS, gpus=[0]), ['vllm'], VLLM_NAMES, {}, 'fd00::5')
     assert single[0]['argv'] == ['vllm', '--host', 'fd00::5', '--port', '8000']
     assert single[0]['endpoint']['url'] == 'http://[fd00::5]:8000'
+
+
+def test_worker_commands_put_what_the_workers_run_on_in_every_endpoint():
+    identity = {'model': 'tiny-llama', 'model_path': '/models/tiny-llama', 'engine': 'vllm', 'engine_version': '0.32.0',
+                'venv': '/opt/llmfleet/engines/vllm-0.32.0-3f1c2a9e0b7d', 'other': 'left out'}
+    plan = worker_plan(MI300X_8, TWO_SOCKETS, mode='hybrid', tp_size=4)
+    workers = worker_commands(plan, ['vllm'], VLLM_NAMES, {}, '10.0.0.5', identity=identity)
+    expected = dict(identity)
+    del expected['other']
+    for worker in workers:
+        endpoint = worker['endpoint']
+        assert dict((key, endpoint[key]) for key in expected) == expected
+        assert 'other' not in endpoint
+    assert [worker['endpoint']['name'] for worker in workers] == ['llmfleet-worker-0', 'llmfleet-worker-1']
+    # The caller's dict is not shared between endpoints.
+    workers[0]['endpoint']['model'] = 'changed'
+    assert workers[1]['endpoint']['model'] == 'tiny-llama'
 
 
 def test_worker_commands_without_pinning_or_numa_have_no_prefix():
