@@ -397,6 +397,8 @@ CURRENT = {'results': [{'item': {'name': 'venv'},
     ({'__workers_reads': CURRENT}, '_workers_identity.engine_version', '0.31.1'),
     ({'__workers_reads': CURRENT}, '_workers_engine.command[0]', '/opt/llmfleet/engines/vllm-0.31.1/bin/vllm'),
     ({'llmfleet_engine': ENGINE}, '_workers_identity.engine_version', '0.32.0'),
+    # A venv whose name does not say its version (not one of the engine role's): no version rather than a guess.
+    ({'workers_venv': '/srv/venv'}, '_workers_identity.engine_version', ''),
     # The model's identity: the engine role's marker digest when it installed this model, else the marker's as read.
     ({'llmfleet_engine': ENGINE, '__workers_reads': CURRENT}, '_workers_model_marker_sha256', 'd' * 64),
     ({'__workers_reads': CURRENT}, '_workers_model_marker_sha256', MODEL_MARKER_SHA256),
