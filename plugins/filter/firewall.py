@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import show
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import as_int, show
 
 # Ansible's group names (letters, digits, underscores; not starting with a digit).
 GROUP_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
@@ -45,13 +45,9 @@ NODE_DEFAULTS = {'workers_port_base': 8000, 'workers_mode': 'dp', 'workers_tp_si
 
 
 def _int(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.match(r'^[0-9]+\Z', value.strip()):
-        return int(value.strip())
-    return None
+    """A non-negative int (as_int, without a sign), else None."""
+    number = as_int(value)
+    return number if number is not None and number >= 0 else None
 
 
 def host_vars(hostvars, host):
