@@ -7,6 +7,13 @@
   x86_64), without the torch extras that break transformers on CPU, plus a metadata-only `vllm` wheel;
   a lock (requirements.txt, pinned with sha256), SHA256SUMS, and wheelhouse.json written last;
   wheels/latest -> <key>. The recipe is lab/engine/wheelhouse.json; its hash is the key.
+
+  .lab/repo/wheels/<alternate key>/, the second wheelhouse, built by the same step right after the first: the
+  first one's wheels (hard links, no second download) plus one small pure-Python wheel pinned by sha256 in
+  lab/engine/wheelhouse-alternate.json, so that its lock (and the engine role's venv, whose name carries the
+  lock's hash) differs; wheels/alternate -> <alternate key>. Its key hashes the first one's key and its recipe,
+  a separate file: a change to wheelhouse.json would change the first wheelhouse's key, hence its lock, the
+  model's key and every sandbox venv.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -29,6 +36,7 @@ import zipfile
 from .common import LAB, LAB_SRC, REPO, LabError, human, lab_env, log, say, sha256_file, step, write_file
 
 WHEELHOUSE_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse.json')
+ALTERNATE_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse-alternate.json')
 # Bumped when the layout of a wheelhouse changes (part of the key with the recipe).
 WHEELHOUSE_FORMAT = 1
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -148,10 +156,15 @@ def wheelhouse_dir():
 
 
 def point_latest(root, key):
-    link = os.path.join(root, 'latest')
+    return point_link(root, 'latest', key)
+
+
+def point_link(root, name, key):
+    """Make root/name a symlink to key, replaced in one rename; False when it named key already."""
+    link = os.path.join(root, name)
     if os.path.islink(link) and os.readlink(link) == key:
         return False
-    tmp = os.path.join(root, '.latest.%d' % os.getpid())
+    tmp = os.path.join(root, '.%s.%d' % (name, os.getpid()))
     if os.path.lexists(tmp):
         os.unlink(tmp)
     os.symlink(key, tmp)
@@ -160,25 +173,37 @@ def point_latest(root, key):
 
 
 def prune_wheelhouses(root, keep):
-    """Keep the `keep` newest complete wheelhouses (the current one always); drop stale temporary builds."""
-    complete = []
+    """Keep the `keep` newest complete wheelhouses of each kind (first, alternate) and every one a link (latest,
+    alternate) names; drop stale temporary builds."""
+    complete = {}
     for path in glob.glob(os.path.join(root, '*')):
         if os.path.islink(path) or not os.path.isdir(path):
             continue
         marker = os.path.join(path, 'wheelhouse.json')
         if os.path.exists(marker):
-            complete.append((os.path.getmtime(marker), path))
+            with open(marker) as handle:
+                kind = json.load(handle).get('kind', 'first')
+            complete.setdefault(kind, []).append((os.path.getmtime(marker), path))
         else:
             say('    removing incomplete %s' % path)
             shutil.rmtree(path, ignore_errors=True)
-    current = os.path.realpath(os.path.join(root, 'latest'))
-    for _mtime, path in sorted(complete, reverse=True)[keep:]:
-        if os.path.realpath(path) != current:
-            say('    removing old wheelhouse %s' % os.path.basename(path))
-            shutil.rmtree(path, ignore_errors=True)
+    linked = set(os.path.realpath(path) for path in glob.glob(os.path.join(root, '*')) if os.path.islink(path))
+    for kind in sorted(complete):
+        for _mtime, path in sorted(complete[kind], reverse=True)[keep:]:
+            if os.path.realpath(path) not in linked:
+                say('    removing old wheelhouse %s' % os.path.basename(path))
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def build():
+    """Build the first wheelhouse (wheels/latest), then the alternate one (wheels/alternate), each unless it exists;
+    return the first one's directory."""
+    final = build_first()
+    build_alternate(final)
+    return final
+
+
+def build_first():
     """Build the wheelhouse under .lab/repo/wheels/<key>/ unless it exists; return its directory."""
     recipe, _data = load_recipe()
     key = wheelhouse_key()
@@ -238,4 +263,148 @@ def build():
         point_latest(root, key)
         prune_wheelhouses(root, recipe.get('keep', 2))
         say('    %d wheels, %s, in %.0f s -> %s (latest)' % (len(wheels), human(total), time.time() - start, final))
+        return final
+
+
+# ---------------------------------------------------------------------------------------------
+# the second wheelhouse: the first one's wheels plus one small package
+
+def alternate_key(first_key, path=ALTERNATE_RECIPE):
+    """12 hex digits of the first wheelhouse's key, the layout version and the alternate recipe's content."""
+    _recipe, data = load_recipe(path)
+    return hashlib.sha256(b'format=%d\0first=%s\0' % (WHEELHOUSE_FORMAT, first_key.encode('ascii')) + data).hexdigest()[:12]
+
+
+def check_alternate_recipe(recipe):
+    """The recipe's problems as a list of sentences (empty when it is usable)."""
+    problems = []
+    name = recipe.get('name')
+    if not isinstance(name, str) or not re.match(r'^[a-z][a-z0-9-]*$', name) or name == 'latest':
+        problems.append('name %r must be a lower-case word other than latest (the link under wheels/)' % (name,))
+    adds = recipe.get('add')
+    if not isinstance(adds, list) or not adds:
+        problems.append('add must list at least one {"requirement": "<name>==<version>", "sha256": "<64 hex>"}')
+        adds = []
+    for item in adds:
+        requirement = item.get('requirement', '') if isinstance(item, dict) else ''
+        digest = item.get('sha256', '') if isinstance(item, dict) else ''
+        if not re.match(r'^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+$', requirement):
+            problems.append('add: %r is not pinned as <name>==<version>' % (requirement or item,))
+        if not re.match(r'^[0-9a-f]{64}$', digest):
+            problems.append('add: %r needs the sha256 (64 lower-case hex digits) of its wheel' % (requirement or item,))
+    return problems
+
+
+def merge_wheels(first_wheels, added_wheels):
+    """The alternate wheelhouse's wheels: (the first one's kept, the added, the names whose version was replaced).
+
+    A project already in the first wheelhouse at another version is replaced by the added wheel; at the same version
+    the two wheelhouses would not differ (ValueError). Added wheels must be pure Python (platform "any").
+    """
+    added_names = {}
+    for wheel in added_wheels:
+        if wheel['platform'] != 'any':
+            raise ValueError('%s is not a pure-Python wheel (platform %s): the alternate wheelhouse adds only those'
+                             % (wheel['file'], wheel['platform']))
+        added_names[wheel['name']] = wheel
+    first_by_name = dict((wheel['name'], wheel) for wheel in first_wheels)
+    same = sorted(name for name, wheel in added_names.items()
+                  if name in first_by_name and first_by_name[name]['version'] == wheel['version'])
+    if same:
+        raise ValueError('%s is in the first wheelhouse at that very version: the alternate one would not differ; '
+                         'pin another package or version in %s' % (', '.join(same), os.path.basename(ALTERNATE_RECIPE)))
+    kept = [wheel for wheel in first_wheels if wheel['name'] not in added_names]
+    replaced = sorted(name for name in added_names if name in first_by_name)
+    return kept, sorted(added_wheels, key=lambda w: w['name']), replaced
+
+
+def link_or_copy(source, dest):
+    """Hard-link source to dest (same file system: no copy of the data); copy where links are refused."""
+    try:
+        os.link(source, dest)
+        return 'link'
+    except OSError:
+        shutil.copy2(source, dest)
+        return 'copy'
+
+
+def download_added(recipe, directory):
+    """pip download the recipe's pinned wheels (no dependencies, wheels only, sha256 checked) into directory."""
+    requirements = os.path.join(directory, 'added.txt')
+    write_file(requirements, ''.join('%s --hash=sha256:%s\n' % (item['requirement'], item['sha256'])
+                                     for item in recipe['add']))
+    wheels = os.path.join(directory, 'added')
+    os.makedirs(wheels)
+    # The machine's pip configuration applies (its index), as for the first wheelhouse.
+    pip_stream([sys.executable, '-m', 'pip', 'download', '--no-deps', '--only-binary', ':all:', '--require-hashes',
+                '--progress-bar', 'off', '--disable-pip-version-check', '--dest', wheels, '-r', requirements], lab_env())
+    return wheels
+
+
+def build_alternate(first_dir, recipe_path=ALTERNATE_RECIPE, root=None, scratch=LAB, download=download_added):
+    """Build the second wheelhouse from the first one (its directory) unless it exists; point wheels/<name> at it.
+
+    Built in scratch (beside the repository: the same file system, so the hard links hold; not served), renamed into
+    root when complete.
+    """
+    recipe, _data = load_recipe(recipe_path)
+    problems = check_alternate_recipe(recipe)
+    if problems:
+        raise LabError('%s: %s' % (recipe_path, '; '.join(problems)))
+    root = root or wheels_root()
+    with open(os.path.join(first_dir, 'wheelhouse.json')) as handle:
+        first = json.load(handle)
+    key = alternate_key(first['key'], recipe_path)
+    final = os.path.join(root, key)
+    lock = first['recipe']['lock']
+    added_names = ' '.join(item['requirement'] for item in recipe['add'])
+    with step('wheelhouse %s: %s + %s -> %s' % (recipe['name'], first['key'], added_names, key)):
+        if os.path.exists(os.path.join(final, 'wheelhouse.json')):
+            point_link(root, recipe['name'], key)
+            say('    exists (first wheelhouse and recipe unchanged): wheels/%s -> %s' % (recipe['name'], key))
+            return final
+        work = tempfile.mkdtemp(prefix='wheelhouse-%s-' % key, dir=scratch)
+        start = time.time()
+        try:
+            added = describe_wheels(download(recipe, work))
+            want = set(normalize(item['requirement'].split('==')[0]) for item in recipe['add'])
+            if set(w['name'] for w in added) != want:
+                raise LabError('pip download gave %s, the recipe pins %s' % (
+                    ', '.join(sorted(w['file'] for w in added)) or 'nothing', ', '.join(sorted(want))))
+            try:
+                kept, added, replaced = merge_wheels(first['wheels'], added)
+            except ValueError as exc:
+                raise LabError(str(exc))
+            house = os.path.join(work, 'wheelhouse')
+            os.makedirs(house)
+            ways = [link_or_copy(os.path.join(first_dir, wheel['file']), os.path.join(house, wheel['file'])) for wheel in kept]
+            for wheel in added:
+                os.rename(os.path.join(work, 'added', wheel['file']), os.path.join(house, wheel['file']))
+            say('    %d wheels of %s (%d hard links, %d copies) + %s%s' % (
+                len(kept), first['key'], ways.count('link'), ways.count('copy'), ', '.join(w['file'] for w in added),
+                (' (replacing %s)' % ', '.join(replaced)) if replaced else ''))
+            wheels = sorted(kept + added, key=lambda w: w['name'])
+            write_file(os.path.join(house, lock), '\n'.join(
+                ['# Lock of the llmfleet lab wheelhouse %s %s: the wheelhouse %s and %s, every wheel pinned with its sha256.'
+                 % (recipe['name'], key, first['key'], added_names),
+                 '# pip install --no-index --find-links <this directory> --no-deps --require-hashes -r %s' % lock]
+                + lock_lines(wheels)) + '\n')
+            write_file(os.path.join(house, 'SHA256SUMS'), ''.join('%s  %s\n' % (w['sha256'], w['file']) for w in wheels))
+            total = sum(w['size'] for w in wheels)
+            info = {'key': key, 'kind': recipe['name'], 'first': first['key'], 'recipe': recipe, 'lock': lock,
+                    'added': [w['file'] for w in added], 'replaced': replaced,
+                    'created': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                    'build_seconds': round(time.time() - start, 1), 'total_bytes': total, 'wheels': wheels}
+            # Written last: a directory with wheelhouse.json is complete.
+            write_file(os.path.join(house, 'wheelhouse.json'), json.dumps(info, indent=2, sort_keys=True) + '\n')
+            os.chmod(house, 0o755)
+            if os.path.exists(final):
+                shutil.rmtree(final)
+            os.rename(house, final)
+        finally:
+            if os.path.exists(work):
+                shutil.rmtree(work, ignore_errors=True)
+        point_link(root, recipe['name'], key)
+        prune_wheelhouses(root, recipe.get('keep', 2))
+        say('    %d wheels in %.1f s -> %s (%s)' % (len(wheels), time.time() - start, final, recipe['name']))
         return final
