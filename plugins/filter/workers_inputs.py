@@ -18,7 +18,7 @@ import re
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.filter.workers import cpu_list, is_private_address, worker_plan
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
-    RuleSet, as_int, as_number, is_one_line, show, supported_system_rule)
+    RuleSet, as_int, as_number, is_one_line, max_unavailable, show, supported_system_rule)
 
 # Values that end up on a line of a worker's unit (User=, Environment=, ExecStart=).
 _UNIT_SCALARS = ('workers_bind_address', 'workers_venv', 'workers_model_path', 'workers_served_model_name', 'workers_user')
@@ -221,6 +221,24 @@ def _rdma_type(values, ctx):
         return None
     return ('workers_rdma %s must be true, false or null (null follows the node: on where it has RDMA devices).'
             % show(value))
+
+
+@RULES.rule('workers-restart')
+def _restart(values, ctx):
+    value = values['workers_restart']
+    if value in ('auto', 'now', 'rolling'):
+        return None
+    return ('workers_restart %s must be auto (rolling when the inventory has gateways, else now), now (restart a changed'
+            ' worker at once) or rolling (leave it to the roll of playbooks/serve.yml).' % show(value))
+
+
+@RULES.rule('workers-max-unavailable')
+def _max_unavailable(values, ctx):
+    try:
+        max_unavailable(values['workers_max_unavailable'], 2)
+    except ValueError as error:
+        return 'workers_max_unavailable %s is not usable: %s.' % (show(values['workers_max_unavailable']), error)
+    return None
 
 
 @RULES.rule('workers-numa-cpus-short')

@@ -122,3 +122,22 @@ def as_number(value):
         return float(str(value).strip())
     except ValueError:
         return None
+
+
+def max_unavailable(value, total):
+    """How many of `total` workers a roll may take out at once, from a count (2, "2") or a percentage ("10%").
+
+    A percentage is of `total`, rounded down; the result is at least 1 and, when there are two workers or more,
+    at most total - 1 (never all of them). Raises ValueError with the reason for anything else."""
+    text = value.strip() if isinstance(value, str) else value
+    if isinstance(text, str) and text.endswith('%'):
+        percent = as_int(text[:-1])
+        if percent is None or not 0 < percent <= 100 or text[:-1].strip().startswith('-'):
+            raise ValueError('a percentage must be a whole number from 1 to 100 followed by %')
+        count = int(total) * percent // 100
+    else:
+        count = as_int(text)
+        if count is None or count < 1:
+            raise ValueError('it must be a count of 1 or more, or a percentage such as "10%"')
+    count = max(1, count)
+    return min(count, int(total) - 1) if int(total) > 1 else 1

@@ -112,6 +112,18 @@ CASES = [
     Case('rdma-null', {'workers_rdma': None}, 'workers-rdma-type', absent=True),
     Case('rdma-on', {'workers_rdma': True}, 'workers-rdma-type', absent=True),
 
+    Case('restart-unknown', {'workers_restart': 'later'}, 'workers-restart', contains=['workers_restart "later"', 'auto']),
+    Case('restart-rolling', {'workers_restart': 'rolling'}, 'workers-restart', absent=True),
+    Case('restart-now', {'workers_restart': 'now'}, 'workers-restart', absent=True),
+
+    Case('max-unavailable-zero', {'workers_max_unavailable': 0}, 'workers-max-unavailable',
+         contains=['workers_max_unavailable 0', 'a count of 1 or more']),
+    Case('max-unavailable-percent-over', {'workers_max_unavailable': '150%'}, 'workers-max-unavailable',
+         contains=['"150%"', 'from 1 to 100']),
+    Case('max-unavailable-word', {'workers_max_unavailable': 'half'}, 'workers-max-unavailable', contains='"half"'),
+    Case('max-unavailable-count', {'workers_max_unavailable': 2}, 'workers-max-unavailable', absent=True),
+    Case('max-unavailable-percent', {'workers_max_unavailable': '25%'}, 'workers-max-unavailable', absent=True),
+
     Case('numa-cpus-short', {}, 'workers-numa-cpus-short', {'numa': ONE_CPU_PER_NODE},
          contains=['gpu-node-1', 'NUMA node 0 has 1 CPU(s) for 4 workers', 'workers_mode']),
     Case('numa-cpus-enough-for-tp', {'workers_mode': 'tp'}, 'workers-numa-cpus-short', {'numa': ONE_CPU_PER_NODE}, absent=True),
