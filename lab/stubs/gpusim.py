@@ -14,7 +14,14 @@ captures; see tests/unit/fixtures and lab/README.md):
 - ``rocm-smi`` (concise table; ``--showproductname --showbus --showtoponuma
   --showmeminfo vram --showdriverversion``, in text and with ``--json``);
 - ``amd-smi static --json``, ``amd-smi list --json``, ``amd-smi version``;
-- ``rocm_agent_enumerator``.
+- ``rocm_agent_enumerator``;
+- ``lspci -D -nn -vvv`` (and ``-d``/``-s`` filters): the PCI bus of the profile, each GPU below a
+  PCIe switch port, with the link, BAR and ACS state the profile gives (root only sees
+  capabilities, as with the real lspci).
+
+``gpusim.py procfs [ROOT]`` writes the procfs files a profile decides (the kernel command line,
+NUMA balancing) below ROOT (default /run/llmfleet-lab/proc), for ``preflight_facts``'s
+``proc_path``: a container shows the host's /proc/cmdline.
 
 The GPU layer behaves like a real one: until the (simulated) amdgpu driver is
 loaded, which the boot-time unit of the stub amdgpu-dkms package does, the tools
@@ -36,6 +43,9 @@ import sys
 PROFILE_PATH = os.environ.get('LLMFLEET_LAB_GPU_PROFILE', '/etc/llmfleet-lab/gpu-profile.json')
 SYSROOT = os.environ.get('LLMFLEET_LAB_SYSROOT', '/run/llmfleet-lab/sys')
 KFD_PATH = os.environ.get('LLMFLEET_LAB_KFD', '/dev/kfd')
+# The lab's stand-in for the procfs files a profile decides (a container shows the host's kernel
+# command line, and runc mounts nothing over /proc/cmdline): preflight_facts reads it with proc_path.
+PROCROOT = os.environ.get('LLMFLEET_LAB_PROCROOT', '/run/llmfleet-lab/proc')
 
 # Facts per ROCm release (versions as AMD ships them).
 RELEASES = {
@@ -56,6 +66,7 @@ MODELS = {
         'max_power_w': 750, 'pcie_gen': 5, 'pcie_width': 16, 'slot_type': 'OAM', 'partitions': ('NPS1', 'SPX'),
         'vbios_name': 'AMD MI300X_HW_SRIOV_CVS_1VF', 'vbios_part': '113-M3000100-103', 'vbios_version': '022.040.003.043.000001',
         'idle_power_w': 140.0, 'idle_sclk': 132, 'idle_mclk': 900, 'temp_c': 45.0,
+        'pci_class': ('Processing accelerators', 0x1200), 'pci_name': 'Aqua Vanjaram [Instinct MI300X]', 'bar_bytes': 256 << 30,
     },
     'MI250X': {
         'gfx': 'gfx90a', 'isa': ['gfx90a:sramecc+:xnack-'],
@@ -68,6 +79,7 @@ MODELS = {
         'max_power_w': 560, 'pcie_gen': 4, 'pcie_width': 16, 'slot_type': 'OAM', 'partitions': ('N/A', 'N/A'),
         'vbios_name': 'MI250X', 'vbios_part': '113-D65209-073', 'vbios_version': '022.012.000.034.000001',
         'idle_power_w': 90.0, 'idle_sclk': 800, 'idle_mclk': 1600, 'temp_c': 38.0,
+        'pci_class': ('Display controller', 0x0380), 'pci_name': 'Aldebaran/MI200 [Instinct MI250X]', 'bar_bytes': 64 << 30,
     },
     'MI210': {
         'gfx': 'gfx90a', 'isa': ['gfx90a:sramecc+:xnack-'],
@@ -80,6 +92,7 @@ MODELS = {
         'max_power_w': 300, 'pcie_gen': 4, 'pcie_width': 16, 'slot_type': 'PCIE', 'partitions': ('N/A', 'N/A'),
         'vbios_name': 'Mi200 pcie', 'vbios_part': '113-D67301V-073', 'vbios_version': '022.012.000.033.000001',
         'idle_power_w': 42.0, 'idle_sclk': 800, 'idle_mclk': 1600, 'temp_c': 36.0,
+        'pci_class': ('Display controller', 0x0380), 'pci_name': 'Aldebaran/MI200 [Instinct MI210]', 'bar_bytes': 64 << 30,
     },
     'RADEON-IGPU-GFX1036': {
         'gfx': 'gfx1036', 'isa': ['gfx1036', 'gfx10-3-generic'],
@@ -92,6 +105,7 @@ MODELS = {
         'max_power_w': 0, 'pcie_gen': 4, 'pcie_width': 16, 'slot_type': 'PCIE', 'partitions': ('N/A', 'N/A'),
         'vbios_name': 'RAPHAEL', 'vbios_part': '102-RAPHAEL-008', 'vbios_version': '022.001.002.008.000001',
         'idle_power_w': 8.0, 'idle_sclk': 600, 'idle_mclk': 2400, 'temp_c': 40.0,
+        'pci_class': ('VGA compatible controller', 0x0300), 'pci_name': 'Granite Ridge [Radeon Graphics]', 'bar_bytes': 256 << 20,
     },
 }
 
@@ -186,7 +200,7 @@ def rocm_version_of(prefix):
 class State:
     """Everything a tool needs to print: the machine, the driver, the caller and the release."""
 
-    def __init__(self, profile=None, driver=None, kfd_error=None, rocm_version='7.1.1', user='root', loaded=True):
+    def __init__(self, profile=None, driver=None, kfd_error=None, rocm_version='7.1.1', user='root', loaded=True, root=True):
         self.profile = profile if profile is not None else load_profile()
         self.cpus, self.gpus = machine(self.profile)
         self.driver = driver if loaded else None
@@ -194,6 +208,8 @@ class State:
         self.rocm_version = rocm_version
         self.release = RELEASES.get(rocm_version, RELEASES['7.1.1'])
         self.user = user
+        # lspci reads PCI capabilities (links, ACS) only as root.
+        self.root = root
 
     @classmethod
     def from_host(cls, prefix):
@@ -204,7 +220,7 @@ class State:
             user = None
         return cls(profile=load_profile(), driver=driver, loaded=driver is not None,
                    kfd_error=kfd_open_error() if driver else None,
-                   rocm_version=rocm_version_of(prefix) or '7.1.1', user=user)
+                   rocm_version=rocm_version_of(prefix) or '7.1.1', user=user, root=os.geteuid() == 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -650,6 +666,220 @@ def render_amd_smi(state, args):
 
 
 # ---------------------------------------------------------------------------------------------
+# lspci: the PCI bus of the profile (every GPU below its PCIe switch's downstream port)
+#
+# A profile's GPU may say what its PCIe link trained to ("pcie_link": {"speed_gts": 16, "width": 16};
+# default: what the model can), the size of its largest memory region ("bar_bytes"; default: the
+# model's full BAR, as with Above 4G decoding on), the ACS controls enabled on the bridge above it
+# ("bridge_acs": ["SrcValid", ...]; default: none) and that bridge's address ("bridge"; default: the
+# bus below the GPU's, device 0). The layout of lspci's output follows real captures
+# (tests/unit/fixtures/lspci).
+
+ACS_FLAGS = ('SrcValid', 'TransBlk', 'ReqRedir', 'CmpltRedir', 'UpstreamFwd', 'EgressCtrl', 'DirectTrans')
+SWITCHES = {5: ('Broadcom / LSI PEX890xx PCIe Gen 5 Switch', 0x1000, 0xc030), 4: ('Broadcom / LSI PEX880xx PCIe Gen 4 Switch', 0x1000, 0xc010)}
+PCIE_SPEEDS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}
+LSPCI_USAGE = 'lspci (llmfleet lab stub): only -D, -nn, -v, -vv, -vvv, -k, -d <vendor>:[<device>] and -s <address> are simulated\n'
+
+
+def _parse_address(text):
+    domain, bus, rest = text.split(':')
+    dev, fn = rest.split('.')
+    return int(domain, 16), int(bus, 16), int(dev, 16), int(fn, 16)
+
+
+def _address(domain, bus, dev, fn, with_domain=True):
+    text = '%02x:%02x.%x' % (bus, dev, fn)
+    return ('%04x:' % domain + text) if with_domain else text
+
+
+def _lspci_size(num):
+    for unit, shift in (('T', 40), ('G', 30), ('M', 20), ('K', 10)):
+        if num >= 1 << shift and num % (1 << shift) == 0:
+            return '%d%s' % (num >> shift, unit)
+    return '%d' % num
+
+
+def _gts(speed):
+    return '%gGT/s' % speed
+
+
+def pci_devices(state):
+    """The PCI devices of the profile in address order: a switch downstream port above each GPU, then the GPU."""
+    devices = []
+    group = 10
+    for gpu in state.gpus:
+        cap_speed = PCIE_SPEEDS[gpu['pcie_gen']]
+        cap_width = gpu['pcie_width']
+        link = gpu.get('pcie_link') or {}
+        speed, width = float(link.get('speed_gts', cap_speed)), int(link.get('width', cap_width))
+        if gpu.get('bridge'):
+            bridge_at = _parse_address(gpu['bridge'])
+        else:
+            bridge_at = (gpu['domain'], gpu['bus'] - 1, 0, 0)
+        switch = SWITCHES.get(gpu['pcie_gen'], SWITCHES[4])
+        enabled = set(gpu.get('bridge_acs') or [])
+        unknown = enabled - set(ACS_FLAGS)
+        if unknown:
+            raise LabGpuError('profile GPU %s: unknown ACS flags %s (known: %s)' % (gpu['pci'], sorted(unknown), ', '.join(ACS_FLAGS)))
+        devices.append({
+            'kind': 'bridge', 'at': bridge_at, 'gpu': gpu, 'group': group,
+            'class': ('PCI bridge', 0x0604), 'vendor': switch[1], 'device': switch[2], 'name': switch[0], 'rev': 0xb0,
+            'link': (PCIE_SPEEDS[gpu['pcie_gen']], 16, speed, width),
+            'acs': [(flag, flag in enabled) for flag in ACS_FLAGS],
+        })
+        devices.append({
+            'kind': 'gpu', 'at': (gpu['domain'], gpu['bus'], gpu['dev'], gpu['fn']), 'gpu': gpu, 'group': group + 1,
+            'class': gpu['pci_class'], 'vendor': 0x1002, 'device': gpu['device_id'], 'name': gpu['pci_name'], 'rev': gpu['rev_id'],
+            'link': (cap_speed, cap_width, speed, width), 'bar_bytes': int(gpu.get('bar_bytes', gpu['bar_bytes'])),
+        })
+        group += 2
+    devices.sort(key=lambda device: device['at'])
+    seen = set()
+    for device in devices:
+        if device['at'] in seen:
+            raise LabGpuError('profile %s: two PCI devices at %s (give the GPU a "bridge" address)'
+                              % (state.profile.get('name'), _address(*device['at'])))
+        seen.add(device['at'])
+    return devices
+
+
+def _ids(numeric, text, value, width=4):
+    return '%s [%0*x]' % (text, width, value) if numeric else text
+
+
+def _lspci_device(device, state, numeric, with_domain, verbose):
+    gpu = device['gpu']
+    header = '%s %s: %s' % (_address(*device['at'], with_domain=with_domain), _ids(numeric, device['class'][0], device['class'][1]),
+                            'Advanced Micro Devices, Inc. [AMD/ATI] ' + device['name'] if device['kind'] == 'gpu' else device['name'])
+    if numeric:
+        header += ' [%04x:%04x]' % (device['vendor'], device['device'])
+    if device['rev']:
+        header += ' (rev %02x)' % device['rev']
+    if device['kind'] == 'bridge':
+        header += ' (prog-if 00 [Normal decode])'
+    lines = [header]
+    if not verbose:
+        return lines
+    vendor = 'Advanced Micro Devices, Inc. [AMD/ATI]' if device['kind'] == 'gpu' else 'Broadcom / LSI'
+    sub = gpu['subsystem_id'] if device['kind'] == 'gpu' else 0xa064
+    lines.append('\tSubsystem: %s' % ('%s Device [%04x:%04x]' % (vendor, device['vendor'], sub) if numeric else '%s Device %04x' % (vendor, sub)))
+    lines.append('\tControl: I/O- Mem+ BusMaster+ SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR- FastB2B- DisINTx+')
+    lines.append('\tStatus: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-')
+    lines.append('\tLatency: 0, Cache Line Size: 64 bytes')
+    lines.append('\tNUMA node: %d' % gpu['numa_node'])
+    lines.append('\tIOMMU group: %d' % device['group'])
+    base = 0x20000000000 + gpu['index'] * 0x8000000000
+    if device['kind'] == 'bridge':
+        lines.append('\tBus: primary=%02x, secondary=%02x, subordinate=%02x, sec-latency=0' % (device['at'][1], gpu['bus'], gpu['bus']))
+        lines.append('\tPrefetchable memory behind bridge: %016x-%016x [size=%s]'
+                     % (base, base + gpu['bar_bytes'] * 2 - 1, _lspci_size(gpu['bar_bytes'] * 2)))
+    else:
+        lines.append('\tRegion 0: Memory at %x (64-bit, prefetchable) [size=%s]' % (base, _lspci_size(device['bar_bytes'])))
+        lines.append('\tRegion 2: Memory at %x (64-bit, prefetchable) [size=2M]' % (base + max(device['bar_bytes'], 1 << 30)))
+        lines.append('\tRegion 5: Memory at %x (32-bit, non-prefetchable) [size=512K]' % (0xc0000000 + gpu['index'] * 0x100000))
+        lines.append('\tExpansion ROM at %x [disabled] [size=128K]' % (0xc0080000 + gpu['index'] * 0x100000))
+    if not state.root:
+        lines.append('\tCapabilities: <access denied>')
+    else:
+        cap_speed, cap_width, speed, width = device['link']
+        if device['kind'] == 'bridge':
+            lines.append('\tCapabilities: [68] Express (v2) Downstream Port (Slot+), MSI 00')
+        else:
+            lines.append('\tCapabilities: [48] Vendor Specific Information: Len=08 <?>')
+            lines.append('\tCapabilities: [50] Power Management version 3')
+            lines.append('\t\tFlags: PMEClk- DSI- D1- D2- AuxCurrent=0mA PME(D0-,D1+,D2+,D3hot+,D3cold+)')
+            lines.append('\tCapabilities: [64] Express (v2) Endpoint, MSI 00')
+        lines.append('\t\tLnkCap:\tPort #0, Speed %s, Width x%d, ASPM L1, Exit Latency L1 <4us' % (_gts(cap_speed), cap_width))
+        lines.append('\t\t\tClockPM- Surprise- LLActRep+ BwNot+ ASPMOptComp+')
+        lines.append('\t\tLnkCtl:\tASPM Disabled; RCB 64 bytes, Disabled- CommClk+')
+        speed_flag = 'downgraded' if speed < cap_speed else 'ok'
+        width_flag = 'downgraded' if width < cap_width else 'ok'
+        lines.append('\t\tLnkSta:\tSpeed %s (%s), Width x%d (%s)' % (_gts(speed), speed_flag, width, width_flag))
+        lines.append('\t\t\tTrErr- Train- SlotClk+ DLActive+ BWMgmt- ABWMgmt-')
+        lines.append('\tCapabilities: [100 v2] Advanced Error Reporting')
+        if device['kind'] == 'bridge':
+            lines.append('\tCapabilities: [200 v1] Access Control Services')
+            lines.append('\t\tACSCap:\t%s' % ' '.join('%s+' % flag for flag in ACS_FLAGS))
+            lines.append('\t\tACSCtl:\t%s' % ' '.join('%s%s' % (flag, '+' if on else '-') for flag, on in device['acs']))
+    if device['kind'] == 'bridge':
+        lines.append('\tKernel driver in use: pcieport')
+    elif state.driver is not None:
+        lines.append('\tKernel driver in use: amdgpu')
+    return lines
+
+
+def render_lspci(state, args):
+    """Return (stdout, stderr, rc) of ``lspci [-D] [-nn] [-v|-vv|-vvv] [-k] [-d vendor:[device]] [-s address]``."""
+    numeric, with_domain, verbose, wanted_ids, wanted_slot = False, False, 0, None, None
+    args = list(args)
+    while args:
+        arg = args.pop(0)
+        if arg == '-D':
+            with_domain = True
+        elif arg == '-nn':
+            numeric = True
+        elif arg in ('-v', '-vv', '-vvv'):
+            verbose = len(arg) - 1
+        elif arg == '-k':
+            continue
+        elif arg in ('-d', '-s') and args:
+            value = args.pop(0).lower()
+            if arg == '-d':
+                wanted_ids = value
+            else:
+                wanted_slot = value
+        else:
+            return '', LSPCI_USAGE, 2
+    blocks = []
+    for device in pci_devices(state):
+        if wanted_ids is not None:
+            vendor, _sep, dev = wanted_ids.partition(':')
+            if (vendor and int(vendor, 16) != device['vendor']) or (dev and int(dev, 16) != device['device']):
+                continue
+        if wanted_slot is not None and not _address(*device['at']).endswith(wanted_slot):
+            continue
+        blocks.append(_lspci_device(device, state, numeric, with_domain, verbose))
+    # With -v every device ends in an empty line, as lspci prints them.
+    end = '\n\n' if verbose else '\n'
+    return ''.join('\n'.join(lines) + end for lines in blocks), '', 0
+
+
+# ---------------------------------------------------------------------------------------------
+# procfs: what the profile says the kernel was booted with
+
+# A node the tuning role has tuned (iommu=pt, pci=realloc=off; AMD's MI300X guide).
+DEFAULT_KERNEL_CMDLINE = 'BOOT_IMAGE=/boot/vmlinuz root=LABEL=llmfleet-lab ro iommu=pt pci=realloc=off'
+
+
+def proc_files(profile):
+    """The files of the procfs stand-in a profile decides: {path below the root: text}."""
+    return {
+        'cmdline': '%s\n' % profile.get('kernel_cmdline', DEFAULT_KERNEL_CMDLINE),
+        os.path.join('sys', 'kernel', 'numa_balancing'): '%d\n' % int(profile.get('numa_balancing', 0)),
+    }
+
+
+def write_proc_files(profile, root=None):
+    """Write the procfs stand-in below ``root`` (PROCROOT); return the paths whose text changed."""
+    root = root or PROCROOT
+    changed = []
+    for name, text in sorted(proc_files(profile).items()):
+        path = os.path.join(root, name)
+        try:
+            with open(path) as handle:
+                if handle.read() == text:
+                    continue
+        except (IOError, OSError):
+            pass
+        if not os.path.isdir(os.path.dirname(path)):
+            os.makedirs(os.path.dirname(path))
+        with open(path, 'w') as handle:
+            handle.write(text)
+        changed.append(path)
+    return changed
+
+
+# ---------------------------------------------------------------------------------------------
 # entry point used by the installed scripts
 
 def main(tool, argv, prefix):
@@ -662,6 +892,8 @@ def main(tool, argv, prefix):
         out, err, rc = render_rocm_smi(state, argv)
     elif tool == 'amd-smi':
         out, err, rc = render_amd_smi(state, argv)
+    elif tool == 'lspci':
+        out, err, rc = render_lspci(state, argv)
     else:
         raise LabGpuError('unknown tool %s' % tool)
     sys.stdout.write(out)
@@ -669,3 +901,17 @@ def main(tool, argv, prefix):
     if err:
         sys.stderr.write(err)
     return rc
+
+
+def write_procfs(argv):
+    """``gpusim.py procfs [ROOT]``: write the procfs stand-in of this host's profile; print what changed."""
+    for path in write_proc_files(load_profile(), argv[0] if argv else None):
+        print('changed %s' % path)
+    return 0
+
+
+if __name__ == '__main__':
+    if sys.argv[1:2] != ['procfs']:
+        sys.stderr.write('usage: gpusim.py procfs [ROOT]   (the tools run through their entry scripts)\n')
+        sys.exit(2)
+    sys.exit(write_procfs(sys.argv[2:]))

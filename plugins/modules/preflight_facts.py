@@ -74,7 +74,9 @@ options:
     default: []
   proc_path:
     description:
-      - Where procfs is mounted. Only tests and chroots change it.
+      - Where procfs is mounted. Only tests, chroots and the lab change it (a container shows its host's
+        C(/proc/cmdline); the molecule scenario C(preflight) points it at a stand-in with the kernel command line of
+        its simulated node, through C(module_defaults)).
     type: path
     default: /proc
 attributes:

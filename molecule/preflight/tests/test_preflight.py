@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The preflight's reports of the clean and the findings profile, the simulated bus, and a check-mode
+run that must change nothing. The same findings are proven without a container in
+tests/unit/lab/test_lab_pci.py."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+
+SCENARIO = os.environ.get('MOLECULE_SCENARIO_NAME', 'preflight')
+INSTANCE = 'llmfleet-molecule-%s' % SCENARIO
+testinfra_hosts = ['podman://%s' % INSTANCE]
+
+REPORTS = os.path.join(os.environ.get('MOLECULE_EPHEMERAL_DIRECTORY', '.'), 'preflight-reports')
+GIB = 1024 ** 3
+
+# mi300x-8-findings with the role's defaults: (id, level, what the message names, fix), in report order.
+FINDINGS = [
+    ('gpu-bar-small', 'warn', 'GPU(s) with no memory region of 4 GiB or more: 0000:5f:00.0 (256 MiB).',
+     'In the BIOS turn on Above 4G Decoding and Re-Size BAR Support (and keep pci=realloc=off on the kernel command line), '
+     'then check that the GPU\'s largest region in "lspci -vvv -d 1002:" covers its memory.'),
+    ('iommu-passthrough-missing', 'warn', 'The kernel command line has no iommu=pt',
+     'Let the tuning role add iommu=pt (tuning_kernel_args: true) and reboot.'),
+    ('pcie-link-width-downgraded', 'warn', 'trained narrower than the device can: 0000:3d:00.0 x8 of x16.',
+     'Reseat the device or its riser/cable, check the slot\'s bifurcation setting in the BIOS, and compare with '
+     '"lspci -vvv -s <address> | grep -e LnkCap -e LnkSta" after a cold boot.'),
+    ('pcie-link-speed-downgraded', 'warn', 'trained slower than the device can: 0000:4e:00.0 16 GT/s of 32 GT/s.',
+     'Check LnkSta while the GPUs work (for example during rocm-bandwidth-test); if still slow, check the slot\'s PCIe generation '
+     'setting in the BIOS, risers and retimers.'),
+    ('kernel-packages-unchecked', 'info', 'The kernel is not this host\'s own',
+     'Nothing to do where the kernel belongs to a container host; on a real server set preflight_kernel_managed: true '
+     '(or llmfleet_node_kernel_managed: true for every role).'),
+    ('pcie-acs-enabled', 'info', 'ACS source validation (ACSCtl SrcValid+) is on for bridge(s) 0000:9c:00.0, 0000:bc:00.0:',
+     'Clear ACS on those bridges at every boot ("setpci -s <bridge> ECAP_ACS+0x6.w=0000", as AMD\'s multi-node guide does), '
+     'or turn ACS off in the BIOS.'),
+]
+RDMA_NONE_FIX = 'Check the RDMA NICs and their drivers ("ls /sys/class/infiniband"), or set preflight_multi_node: false.'
+
+
+def report(run, ext='json'):
+    with open(os.path.join(REPORTS, run, '%s.%s' % (INSTANCE, ext))) as handle:
+        return json.load(handle) if ext == 'json' else handle.read()
+
+
+def levels(data):
+    return [(item['id'], item['level']) for item in data['findings']]
+
+
+def test_the_instance_has_its_clean_hardware_back(host):
+    assert host.check_output('command -v lspci') == '/usr/local/bin/lspci'
+    gpus = host.check_output('lspci -D -d 1002:').splitlines()
+    assert [line.split()[0] for line in gpus] == ['0000:1b:00.0', '0000:3d:00.0', '0000:4e:00.0', '0000:5f:00.0',
+                                                  '0000:9d:00.0', '0000:bd:00.0', '0000:cd:00.0', '0000:dd:00.0']
+    assert 'iommu=pt pci=realloc=off' in host.file('/run/llmfleet-lab/proc/cmdline').content_string
+    assert host.file('/etc/llmfleet-lab/gpu-profile.json').content_string.find('"name": "mi300x-8"') > 0
+
+
+def test_the_clean_node_passes_with_full_links_and_bars():
+    data = report('clean')
+    assert data['stopping_levels'] == ['fail']
+    assert levels(data) == [('kernel-packages-unchecked', 'info')]
+    assert dict((key, int(value)) for key, value in data['counts'].items()) == {'fail': 0, 'warn': 0, 'info': 1}
+    readings = data['readings']
+    assert readings['gpu_count_pci'] == 8
+    assert readings['cmdline']['iommu_passthrough'] is True and readings['cmdline']['pci_realloc_off'] is True
+    for gpu in readings['gpus']:
+        assert gpu['largest_bar_bytes'] == 256 * GIB, gpu
+        link = gpu['link']
+        assert (link['link_speed_gts'], link['link_width']) == (32.0, 16) == (link['link_cap_speed_gts'], link['link_cap_width']), gpu
+
+
+def test_each_finding_with_its_level_and_fix():
+    data = report('findings')
+    assert data['stopping_levels'] == ['fail']
+    assert levels(data) == [(rule, level) for rule, level, _text, _fix in FINDINGS]
+    for item, (rule, _level, text, fix) in zip(data['findings'], FINDINGS):
+        assert text in item['message'], (rule, item['message'])
+        assert item['fix'] == fix, (rule, item['fix'])
+    assert data['readings']['cmdline']['text'].endswith('ro amd_iommu=on pci=realloc=off')
+    assert dict((key, int(value)) for key, value in data['counts'].items()) == {'fail': 0, 'warn': 4, 'info': 2}
+
+
+def test_the_readable_report_gives_each_fix():
+    text = report('findings', 'txt')
+    # The template wraps the fixes: compare without white space.
+    bare = ''.join(text.split())
+    for rule, level, _text, fix in FINDINGS:
+        assert '\n[%s] %s\n' % (level, rule) in text
+        assert 'Fix:' + ''.join(fix.split()) in bare, rule
+    assert '0000:3d:00.0  NUMA 0  largest BAR 256.0 GiB  link 32.0 GT/s x8 of 32.0 GT/s x16' in text
+
+
+def test_a_multi_node_fleet_stops_on_its_warnings():
+    data = report('multi-node')
+    assert data['stopping_levels'] == ['fail', 'warn']
+    assert [rule for rule, level in levels(data) if level == 'warn'] == [
+        'gpu-bar-small', 'iommu-passthrough-missing', 'pcie-link-width-downgraded', 'pcie-link-speed-downgraded',
+        'rdma-none', 'pcie-acs-enabled']
+    found = dict((item['id'], item) for item in data['findings'])
+    assert found['rdma-none']['fix'] == RDMA_NONE_FIX
+    assert found['pcie-acs-enabled']['fix'] == dict((f[0], f[3]) for f in FINDINGS)['pcie-acs-enabled']
+    assert data['readings']['multi_node'] is True and data['readings']['multi_node_from'] == 'inventory'
+
+
+def test_check_mode_on_the_converged_host_changes_nothing():
+    ephemeral = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
+    scenario = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ephemeral, 'ansible.cfg'))
+    proc = subprocess.run(
+        ['ansible-playbook', '-i', os.environ['MOLECULE_INVENTORY_FILE'], os.path.join(scenario, 'converge.yml'), '--check', '--diff'],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stdout
+    recap = [line for line in proc.stdout.splitlines() if 'changed=' in line and 'unreachable=' in line]
+    assert recap and all(' changed=0 ' in line for line in recap), proc.stdout
+    assert levels(report('clean')) == [('kernel-packages-unchecked', 'info')]
