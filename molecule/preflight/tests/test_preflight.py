@@ -58,7 +58,7 @@ def test_the_instance_has_its_clean_hardware_back(host):
     assert [line.split()[0] for line in gpus] == ['0000:1b:00.0', '0000:3d:00.0', '0000:4e:00.0', '0000:5f:00.0',
                                                   '0000:9d:00.0', '0000:bd:00.0', '0000:cd:00.0', '0000:dd:00.0']
     assert 'iommu=pt pci=realloc=off' in host.file('/run/llmfleet-lab/proc/cmdline').content_string
-    assert host.file('/etc/llmfleet-lab/gpu-profile.json').content_string.find('"name": "mi300x-8"') > 0
+    assert '"name": "mi300x-8",' in host.file('/etc/llmfleet-lab/gpu-profile.json').content_string
 
 
 def test_the_clean_node_passes_with_full_links_and_bars():
