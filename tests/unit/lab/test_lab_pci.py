@@ -71,6 +71,15 @@ FINDINGS = [
 # The same node in a multi-node fleet: ACS is a warning, and a node without RDMA devices is one.
 MULTI_NODE = {'pcie-acs-enabled': 'warn', 'rdma-none': 'warn'}
 
+# The rules a profile and the role's knobs decide. The others judge what this machine's own tools say
+# (mokutil, numactl, ibv_devinfo, Debian's rocminfo are found in /usr/bin even with PATH cut short):
+# the molecule scenario asserts the whole list on a lab instance, where that is known.
+PROFILE_RULES = frozenset([
+    'kernel-packages-unchecked', 'facts-unreadable', 'pcie-lspci-missing', 'pcie-capabilities-unreadable', 'gpu-none',
+    'gpu-count-mismatch', 'gpu-bar-small', 'cmdline-unreadable', 'iommu-disabled', 'iommu-passthrough-missing', 'iommu-inactive',
+    'pci-realloc-not-off', 'pcie-link-width-downgraded', 'pcie-link-speed-downgraded', 'rdma-none', 'pcie-acs-enabled',
+])
+
 # llmfleet_platform of a lab host (Debian 12 in a container), as the base role derives it.
 LAB_PLATFORM = {
     'key': 'debian-12', 'name': 'Debian 12', 'supported': True, 'supported_names': ['Ubuntu 22.04', 'Ubuntu 24.04', 'Debian 12'],
@@ -249,6 +258,11 @@ def lab_host(node, name):
     return results
 
 
+def judged(inputs):
+    """preflight_findings of the role's inputs, of the rules the profile decides."""
+    return [item for item in preflight_findings(inputs) if item['id'] in PROFILE_RULES]
+
+
 def role_inputs(results, **knobs):
     """_preflight_findings_inputs of roles/preflight/vars/main.yml with the role's defaults."""
     inputs = dict(platform=LAB_PLATFORM, kernel_managed=None, min_kernel='5.15', disk_path='/opt', min_free_gib=0,
@@ -260,7 +274,7 @@ def role_inputs(results, **knobs):
 @pytest.mark.parametrize('name', CLEAN)
 def test_a_clean_lab_host_has_nothing_to_fix(node, name):
     results = lab_host(node, name)
-    found = preflight_findings(role_inputs(results, expected_gpu_count=len(profile(name)['gpus'])))
+    found = judged(role_inputs(results, expected_gpu_count=len(profile(name)['gpus'])))
     expected = [('kernel-packages-unchecked', 'info')]
     if name == 'mi210-plus-igpu':
         # An APU's iGPU shows a 256 MiB BAR, as on real Ryzen hosts: a warning, never a stop.
@@ -272,7 +286,7 @@ def test_a_clean_lab_host_has_nothing_to_fix(node, name):
 
 
 def test_the_findings_host_shows_each_finding_with_its_level_and_fix(node):
-    found = preflight_findings(role_inputs(lab_host(node, 'mi300x-8-findings'), expected_gpu_count=8))
+    found = judged(role_inputs(lab_host(node, 'mi300x-8-findings'), expected_gpu_count=8))
     assert [(item['id'], item['level']) for item in found] == [(rule, level) for rule, level, _text, _fix in FINDINGS]
     for item, (rule, _level, text, fix) in zip(found, FINDINGS):
         assert text in item['message'], (rule, item['message'])
@@ -280,7 +294,7 @@ def test_the_findings_host_shows_each_finding_with_its_level_and_fix(node):
 
 
 def test_the_findings_host_in_a_multi_node_fleet(node):
-    found = preflight_findings(role_inputs(lab_host(node, 'mi300x-8-findings'), multi_node=True))
+    found = judged(role_inputs(lab_host(node, 'mi300x-8-findings'), multi_node=True))
     levels = dict((item['id'], item['level']) for item in found)
     for rule, level in MULTI_NODE.items():
         assert levels[rule] == level
