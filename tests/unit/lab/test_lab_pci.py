@@ -48,26 +48,9 @@ sys.stderr.write(err)
 sys.exit(rc)
 '''
 
-# The findings of the profile with findings: (id, level, what the message names, fix).
-FINDINGS = [
-    ('gpu-bar-small', 'warn', 'GPU(s) with no memory region of 4 GiB or more: 0000:5f:00.0 (256 MiB).',
-     'In the BIOS turn on Above 4G Decoding and Re-Size BAR Support (and keep pci=realloc=off on the kernel command line), '
-     'then check that the GPU\'s largest region in "lspci -vvv -d 1002:" covers its memory.'),
-    ('iommu-passthrough-missing', 'warn', 'The kernel command line has no iommu=pt',
-     'Let the tuning role add iommu=pt (tuning_kernel_args: true) and reboot.'),
-    ('pcie-link-width-downgraded', 'warn', 'trained narrower than the device can: 0000:3d:00.0 x8 of x16.',
-     'Reseat the device or its riser/cable, check the slot\'s bifurcation setting in the BIOS, and compare with '
-     '"lspci -vvv -s <address> | grep -e LnkCap -e LnkSta" after a cold boot.'),
-    ('pcie-link-speed-downgraded', 'warn', 'trained slower than the device can: 0000:4e:00.0 16 GT/s of 32 GT/s.',
-     'Check LnkSta while the GPUs work (for example during rocm-bandwidth-test); if still slow, check the slot\'s PCIe generation '
-     'setting in the BIOS, risers and retimers.'),
-    ('kernel-packages-unchecked', 'info', 'The kernel is not this host\'s own',
-     'Nothing to do where the kernel belongs to a container host; on a real server set preflight_kernel_managed: true '
-     '(or llmfleet_node_kernel_managed: true for every role).'),
-    ('pcie-acs-enabled', 'info', 'ACS source validation (ACSCtl SrcValid+) is on for bridge(s) 0000:9c:00.0, 0000:bc:00.0:',
-     'Clear ACS on those bridges at every boot ("setpci -s <bridge> ECAP_ACS+0x6.w=0000", as AMD\'s multi-node guide does), '
-     'or turn ACS off in the BIOS.'),
-]
+# The findings of the profile with findings: (id, level, what the message names, fix), as the scenario expects them.
+with open(os.path.join(ROOT, 'molecule', 'preflight', 'findings.json')) as _handle:
+    FINDINGS = [(f['id'], f['level'], f['names'], f['fix']) for f in json.load(_handle)['findings']]
 # The same node in a multi-node fleet: ACS is a warning, and a node without RDMA devices is one.
 MULTI_NODE = {'pcie-acs-enabled': 'warn', 'rdma-none': 'warn'}
 
