@@ -111,7 +111,7 @@ def cmd_molecule(args):
 
 
 def cmd_wheelhouse(_args):
-    """Build the lab engine's wheelhouse under .lab/repo/wheels/<key>/ (only when its recipe changed)."""
+    """Build the lab engine's wheelhouses under .lab/repo/wheels/<key>/ (latest, then alternate; each only when its recipe changed)."""
     wheelhouse.build()
 
 
