@@ -11,7 +11,10 @@ __metaclass__ = type
 import hashlib
 import json
 import os
-import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'shared'))
+from checks import assert_check_run_changes_nothing  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = ['podman://llmfleet-molecule-%s' % os.environ.get('MOLECULE_SCENARIO_NAME', 'engine')]
 
@@ -81,12 +84,4 @@ def test_model_copied_from_a_controller_directory_is_the_same(host):
 
 
 def test_check_mode_on_the_converged_host_changes_nothing():
-    ephemeral = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
-    scenario = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ephemeral, 'ansible.cfg'))
-    proc = subprocess.run(
-        ['ansible-playbook', '-i', os.environ['MOLECULE_INVENTORY_FILE'], os.path.join(scenario, 'converge.yml'), '--check', '--diff'],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
-    assert proc.returncode == 0, proc.stdout
-    recap = [line for line in proc.stdout.splitlines() if 'changed=' in line and 'unreachable=' in line]
-    assert recap and all(' changed=0 ' in line for line in recap), proc.stdout
+    assert_check_run_changes_nothing(__file__)

@@ -11,7 +11,10 @@ __metaclass__ = type
 
 import json
 import os
-import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'shared'))
+from checks import assert_check_run_changes_nothing  # noqa: E402  pylint: disable=wrong-import-position
 
 SCENARIO = os.environ.get('MOLECULE_SCENARIO_NAME', 'preflight')
 INSTANCE = 'llmfleet-molecule-%s' % SCENARIO
@@ -92,13 +95,5 @@ def test_a_multi_node_fleet_stops_on_its_warnings():
 
 
 def test_check_mode_on_the_converged_host_changes_nothing():
-    ephemeral = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
-    scenario = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ephemeral, 'ansible.cfg'))
-    proc = subprocess.run(
-        ['ansible-playbook', '-i', os.environ['MOLECULE_INVENTORY_FILE'], os.path.join(scenario, 'converge.yml'), '--check', '--diff'],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
-    assert proc.returncode == 0, proc.stdout
-    recap = [line for line in proc.stdout.splitlines() if 'changed=' in line and 'unreachable=' in line]
-    assert recap and all(' changed=0 ' in line for line in recap), proc.stdout
+    assert_check_run_changes_nothing(__file__)
     assert levels(report('clean')) == [('kernel-packages-unchecked', 'info')]

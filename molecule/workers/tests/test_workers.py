@@ -20,7 +20,10 @@ import json
 import os
 import re
 import shlex
-import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'shared'))
+from checks import assert_check_run_changes_nothing  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = ['podman://llmfleet-molecule-%s' % os.environ.get('MOLECULE_SCENARIO_NAME', 'workers')]
 
@@ -267,11 +270,4 @@ def test_hybrid_plan_of_groups_of_two_shares_each_node():
 
 
 def test_check_mode_on_the_converged_host_changes_nothing():
-    scenario = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(EPHEMERAL, 'ansible.cfg'))
-    proc = subprocess.run(
-        ['ansible-playbook', '-i', os.environ['MOLECULE_INVENTORY_FILE'], os.path.join(scenario, 'converge.yml'), '--check', '--diff'],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
-    assert proc.returncode == 0, proc.stdout
-    recap = [line for line in proc.stdout.splitlines() if 'changed=' in line and 'unreachable=' in line]
-    assert recap and all(' changed=0 ' in line for line in recap), proc.stdout
+    assert_check_run_changes_nothing(__file__)
