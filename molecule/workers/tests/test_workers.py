@@ -24,6 +24,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'shared'))
 from checks import assert_check_run_changes_nothing  # noqa: E402  pylint: disable=wrong-import-position
+# The NUMA stand-in's own "0-3,8" writer: the form numactl takes.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'files'))
+from numactl import cpu_list  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = ['podman://llmfleet-molecule-%s' % os.environ.get('MOLECULE_SCENARIO_NAME', 'workers')]
 
@@ -65,16 +68,6 @@ def layout():
         node_cpus.setdefault(cpu['numa_node'], []).extend(range(first, first + cpu['cores']))
         first += cpu['cores']
     return dict((index, gpu['numa_node']) for index, gpu in enumerate(gpus)), node_cpus
-
-
-def cpu_list(cpus):
-    ranges = []
-    for cpu in sorted(set(cpus)):
-        if ranges and cpu == ranges[-1][1] + 1:
-            ranges[-1][1] = cpu
-        else:
-            ranges.append([cpu, cpu])
-    return ','.join('%d' % low if low == high else '%d-%d' % (low, high) for low, high in ranges)
 
 
 def expected_bindings(groups):
