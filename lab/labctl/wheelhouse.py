@@ -145,6 +145,25 @@ def pip_stream(argv, env, every=25):
     return seen
 
 
+def finish_wheelhouse(directory, final, lock, header, wheels, info, start):
+    """Write the lock (`header` first), SHA256SUMS and, last, wheelhouse.json (`info` plus the wheels, the time and
+    the size: a directory with it is complete) into `directory`, then put it in place as `final` by one rename.
+    Returns the wheels' total size in bytes."""
+    write_file(os.path.join(directory, lock), '\n'.join(
+        [header, '# pip install --no-index --find-links <this directory> --no-deps --require-hashes -r %s' % lock]
+        + lock_lines(wheels)) + '\n')
+    write_file(os.path.join(directory, 'SHA256SUMS'), ''.join('%s  %s\n' % (w['sha256'], w['file']) for w in wheels))
+    total = sum(w['size'] for w in wheels)
+    info = dict(info, created=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                build_seconds=round(time.time() - start, 1), total_bytes=total, wheels=wheels)
+    write_file(os.path.join(directory, 'wheelhouse.json'), json.dumps(info, indent=2, sort_keys=True) + '\n')
+    os.chmod(directory, 0o755)
+    if os.path.exists(final):
+        shutil.rmtree(final)
+    os.rename(directory, final)
+    return total
+
+
 def wheels_root():
     return os.path.join(REPO, 'wheels')
 
@@ -243,20 +262,9 @@ def build_first():
             local = [w['file'] for w in wheels if w['platform'] == 'linux_x86_64']
             if local:
                 say('    built here from sources (platform tag linux_x86_64): %s' % ', '.join(local))
-            write_file(os.path.join(work, recipe['lock']), '\n'.join(
-                ['# Lock of the llmfleet lab wheelhouse %s: every wheel, pinned with its sha256.' % key,
-                 '# pip install --no-index --find-links <this directory> --no-deps --require-hashes -r %s' % recipe['lock']]
-                + lock_lines(wheels)) + '\n')
-            write_file(os.path.join(work, 'SHA256SUMS'), ''.join('%s  %s\n' % (w['sha256'], w['file']) for w in wheels))
-            total = sum(w['size'] for w in wheels)
-            info = {'key': key, 'recipe': recipe, 'python': sys.version.split()[0], 'created': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    'build_seconds': round(time.time() - start, 1), 'total_bytes': total, 'wheels': wheels}
-            # Written last: a directory with wheelhouse.json is complete.
-            write_file(os.path.join(work, 'wheelhouse.json'), json.dumps(info, indent=2, sort_keys=True) + '\n')
-            os.chmod(work, 0o755)
-            if os.path.exists(final):
-                shutil.rmtree(final)
-            os.rename(work, final)
+            total = finish_wheelhouse(
+                work, final, recipe['lock'], '# Lock of the llmfleet lab wheelhouse %s: every wheel, pinned with its sha256.' % key,
+                wheels, {'key': key, 'recipe': recipe, 'python': sys.version.split()[0]}, start)
         finally:
             if os.path.exists(work):
                 shutil.rmtree(work, ignore_errors=True)
@@ -384,23 +392,11 @@ def build_alternate(first_dir, recipe_path=ALTERNATE_RECIPE, root=None, scratch=
                 len(kept), first['key'], ways.count('link'), ways.count('copy'), ', '.join(w['file'] for w in added),
                 (' (replacing %s)' % ', '.join(replaced)) if replaced else ''))
             wheels = sorted(kept + added, key=lambda w: w['name'])
-            write_file(os.path.join(house, lock), '\n'.join(
-                ['# Lock of the llmfleet lab wheelhouse %s %s: the wheelhouse %s and %s, every wheel pinned with its sha256.'
-                 % (recipe['name'], key, first['key'], added_names),
-                 '# pip install --no-index --find-links <this directory> --no-deps --require-hashes -r %s' % lock]
-                + lock_lines(wheels)) + '\n')
-            write_file(os.path.join(house, 'SHA256SUMS'), ''.join('%s  %s\n' % (w['sha256'], w['file']) for w in wheels))
-            total = sum(w['size'] for w in wheels)
-            info = {'key': key, 'kind': recipe['name'], 'first': first['key'], 'recipe': recipe, 'lock': lock,
-                    'added': [w['file'] for w in added], 'replaced': replaced,
-                    'created': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    'build_seconds': round(time.time() - start, 1), 'total_bytes': total, 'wheels': wheels}
-            # Written last: a directory with wheelhouse.json is complete.
-            write_file(os.path.join(house, 'wheelhouse.json'), json.dumps(info, indent=2, sort_keys=True) + '\n')
-            os.chmod(house, 0o755)
-            if os.path.exists(final):
-                shutil.rmtree(final)
-            os.rename(house, final)
+            finish_wheelhouse(
+                house, final, lock, '# Lock of the llmfleet lab wheelhouse %s %s: the wheelhouse %s and %s, every wheel pinned with its'
+                ' sha256.' % (recipe['name'], key, first['key'], added_names), wheels,
+                {'key': key, 'kind': recipe['name'], 'first': first['key'], 'recipe': recipe, 'lock': lock,
+                 'added': [w['file'] for w in added], 'replaced': replaced}, start)
         finally:
             if os.path.exists(work):
                 shutil.rmtree(work, ignore_errors=True)
