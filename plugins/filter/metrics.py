@@ -1,45 +1,51 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Read serving engines' Prometheus metrics."""
+"""Read serving engines' Prometheus metrics (the table of names: plugins/module_utils/engine_metrics.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
 from ansible.errors import AnsibleFilterError
-
-# A sample line: name{labels} value [timestamp]
-_SAMPLE_RE = re.compile(r'^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(?:\s+\S+)?$')
-IN_FLIGHT = ('vllm:num_requests_running', 'vllm:num_requests_waiting')
+from ansible_collections.llmfleet.rocm.plugins.module_utils import engine_metrics as _table
 
 
 def prometheus_samples(text):
     """Prometheus text exposition -> [(name, labels text, float value)]; comments skipped."""
-    samples = []
-    for line in (text or '').splitlines():
-        line = line.strip()
-        if not line or line.startswith('#'):
-            continue
-        match = _SAMPLE_RE.match(line)
-        if not match:
-            raise AnsibleFilterError('not a Prometheus sample line: %r' % line[:120])
-        samples.append((match.group('name'), match.group('labels') or '', float(match.group('value'))))
-    return samples
+    try:
+        return _table.prometheus_samples(text)
+    except _table.MetricsError as error:
+        raise AnsibleFilterError(str(error))
+
+
+def requests_in_flight(text, engine='vllm'):
+    """Requests a serving engine (vllm or sglang) is running or holding in its queue, from its /metrics page."""
+    try:
+        return _table.requests_in_flight(text, engine)
+    except _table.MetricsError as error:
+        raise AnsibleFilterError(str(error))
+
+
+def engine_metrics(text, engine='vllm'):
+    """The readings of an engine's /metrics page (running, waiting, KV cache usage, ...); None where it lacks one."""
+    try:
+        return _table.engine_metrics(text, engine)
+    except _table.MetricsError as error:
+        raise AnsibleFilterError(str(error))
 
 
 def vllm_requests_in_flight(text):
     """Requests a vLLM server is running or holding in its queue, from its /metrics page."""
-    samples = [value for name, _labels, value in prometheus_samples(text) if name in IN_FLIGHT]
-    if not samples:
-        raise AnsibleFilterError('the metrics have neither %s: is this a vLLM /metrics page?' % ' nor '.join(IN_FLIGHT))
-    return int(sum(samples))
+    return requests_in_flight(text, 'vllm')
 
 
 class FilterModule(object):
     """llmfleet.rocm metrics filters."""
 
     def filters(self):
-        return {'vllm_requests_in_flight': vllm_requests_in_flight}
+        return {
+            'engine_metrics': engine_metrics,
+            'requests_in_flight': requests_in_flight,
+            'vllm_requests_in_flight': vllm_requests_in_flight,
+        }
