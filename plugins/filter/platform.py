@@ -19,7 +19,7 @@ def _is_container(facts):
             and facts.get('virtualization_type') in CONTAINER_TYPES)
 
 
-def node_platform(facts, table, kernel_managed=None):
+def node_platform(facts, table, kernel_managed=None, installed=None):
     """``ansible_facts`` + the support table -> the node's platform.
 
     ``table`` maps ``<distribution>-<major version>`` to the row of a supported system. The
@@ -28,6 +28,8 @@ def node_platform(facts, table, kernel_managed=None):
     ``kernel_managed`` (the kernel, its modules, its command line and /proc/sys are ours to
     change) and ``kernel_managed_reason``. An explicit ``kernel_managed`` (the inventory's
     ``llmfleet_node_kernel_managed``) wins; otherwise a container's kernel is the host's.
+    ``installed`` (preflight_facts' ``installed`` reading of this run) gives ``packages`` (name ->
+    version of every installed package) and ``held`` (the names dpkg holds); unread, both are empty.
     """
     if not isinstance(facts, dict) or not isinstance(table, dict) or not table:
         raise AnsibleFilterError('node_platform: expects ansible_facts and the support table (a non-empty mapping)')
@@ -53,6 +55,11 @@ def node_platform(facts, table, kernel_managed=None):
     for name in _LIST_KEYS:
         platform.setdefault(name, [])
     platform.setdefault('rocm_suite', '')
+    if installed is not None and not isinstance(installed, dict):
+        raise AnsibleFilterError('node_platform: installed must be the mapping preflight_facts reads, not %r' % (installed,))
+    packages = installed or {}
+    platform['packages'] = dict((name, package['version']) for name, package in packages.items())
+    platform['held'] = sorted(name for name, package in packages.items() if package.get('held'))
     if kernel_managed is not None:
         if not isinstance(kernel_managed, bool):
             raise AnsibleFilterError('llmfleet_node_kernel_managed must be true or false, not %r' % (kernel_managed,))

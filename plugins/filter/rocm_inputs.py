@@ -120,7 +120,7 @@ def _missing(values, ctx):
 
 @RULES.rule('rocm-downgrade')
 def _downgrade(values, ctx):
-    installed = ((ctx.get('packages') or {}).get('rocm-core') or [{}])[0].get('version')
+    installed = (ctx.get('packages') or {}).get('rocm-core')
     if values['rocm_allow_downgrade'] or not installed:
         return None
     have, want = _release_tuple(installed), _release_tuple(values['rocm_version'])

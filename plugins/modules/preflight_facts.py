@@ -27,6 +27,9 @@ description:
   - C(disk) gives the free space of the file system that holds I(disk_path) (the path need not exist yet).
   - C(sockets) counts the CPU sockets from the kernel's CPU topology.
   - I(paths) says, for each path, whether it exists and is writable (the tuning role checks the files its settings need).
+  - C(installed) runs C(dpkg-query --show) and returns, outside C(ansible_facts) (so that no fact cache keeps it past the
+    run), every installed package with its version and whether it is held. The base role reads it once per run; the
+    roles skip an install whose packages are all there. Asked for only by name (not in the default I(readings)).
   - A reading that fails is part of the result (an C(error), null, or C(unknown)), never a failure of the module, so that
     every other reading still arrives. Tools run with an argument list (no shell) and the C locale.
 author:
@@ -40,7 +43,7 @@ options:
       - Which readings to take (the kernel's release is always read).
     type: list
     elements: str
-    choices: [cmdline, numa_balancing, secure_boot, kernel_packages, disk, sockets]
+    choices: [cmdline, numa_balancing, secure_boot, kernel_packages, disk, sockets, installed]
     default: [cmdline, numa_balancing, secure_boot, kernel_packages, disk, sockets]
   kernel_packages:
     description:
@@ -254,6 +257,17 @@ ansible_facts:
           returned: always
           type: dict
           sample: {/proc/sys/kernel/numa_balancing: {exists: true, writable: false}}
+installed:
+  description: >-
+    Every package dpkg has installed (state C(i)), by name, with its C(version) and C(held) (its selection is C(hold));
+    null when C(dpkg-query) is not on the node or its answer could not be read.
+  returned: when C(installed) is in I(readings)
+  type: dict
+  sample: {nftables: {version: 1.0.6-2+deb12u2, held: false}, rocm-core: {version: 7.1.1.70101-38~24.04, held: true}}
+installed_error:
+  description: Why C(installed) is null, or null.
+  returned: when C(installed) is in I(readings)
+  type: str
 commands:
   description: The argument lists that were run, in order.
   returned: always
@@ -266,7 +280,7 @@ import os
 import posixpath
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils import apt_policy, cmdline, kernel, secure_boot
+from ansible_collections.llmfleet.rocm.plugins.module_utils import apt_policy, cmdline, dpkg_query, kernel, secure_boot
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import (
     ToolRunner,
@@ -277,7 +291,8 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import (
     read_text,
 )
 
-READINGS = ['cmdline', 'numa_balancing', 'secure_boot', 'kernel_packages', 'disk', 'sockets']
+DEFAULT_READINGS = ['cmdline', 'numa_balancing', 'secure_boot', 'kernel_packages', 'disk', 'sockets']
+READINGS = DEFAULT_READINGS + ['installed']
 GIB = 1024 ** 3
 
 
@@ -330,6 +345,21 @@ def read_kernel_packages(runner, names, release, running):
     return reading
 
 
+def read_installed(runner):
+    """(installed packages, None) or (None, why not)."""
+    path = runner.find('dpkg-query')
+    if not path:
+        return None, 'dpkg-query is not installed on the node'
+    argv = [path, '--show', '--showformat=' + dpkg_query.SHOW_FORMAT]
+    rc, out, err = runner.run(argv)
+    if rc != 0:
+        return None, 'dpkg-query exited with %d: %s' % (rc, first_lines(output_text(out, err))[:300])
+    try:
+        return dpkg_query.parse_dpkg_query(out), None
+    except ParseError as exc:
+        return None, 'dpkg-query printed output llmfleet.rocm cannot read (%s)' % exc.detail
+
+
 def read_disk(path):
     wanted = posixpath.normpath(path or '/')
     reading = {'path': wanted, 'mount': None, 'free_bytes': None, 'free_gib': None}
@@ -366,7 +396,7 @@ def read_paths(paths):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            readings=dict(type='list', elements='str', choices=READINGS, default=list(READINGS)),
+            readings=dict(type='list', elements='str', choices=READINGS, default=list(DEFAULT_READINGS)),
             kernel_packages=dict(type='list', elements='str', default=[]),
             kernel_packages_release=dict(type='str'),
             disk_path=dict(type='path', default='/opt'),
@@ -397,8 +427,11 @@ def main():
     if 'sockets' in readings:
         facts['sockets'] = read_sockets(params['sysfs_path'])
     facts['paths'] = read_paths(params['paths'])
+    result = {}
+    if 'installed' in readings:
+        result['installed'], result['installed_error'] = read_installed(runner)
 
-    module.exit_json(changed=False, ansible_facts={'preflight': facts}, commands=runner.commands)
+    module.exit_json(changed=False, ansible_facts={'preflight': facts}, commands=runner.commands, **result)
 
 
 if __name__ == '__main__':

@@ -80,3 +80,14 @@ def test_node_setting(value, expected):
 def test_node_setting_without_platform():
     with pytest.raises(AnsibleFilterError, match='include llmfleet.rocm._common'):
         node_setting(None, None)
+
+
+def test_installed_packages_and_holds():
+    installed = {'rocm-core': {'version': '7.1.1.70101-38~24.04', 'held': True}, 'bash': {'version': '5.2.21-2', 'held': False}}
+    platform = node_platform(facts(), TABLE, installed=installed)
+    assert platform['packages'] == {'rocm-core': '7.1.1.70101-38~24.04', 'bash': '5.2.21-2'}
+    assert platform['held'] == ['rocm-core']
+    unread = node_platform(facts(), TABLE)
+    assert unread['packages'] == {} and unread['held'] == []
+    with pytest.raises(AnsibleFilterError, match='installed must be the mapping'):
+        node_platform(facts(), TABLE, installed=['rocm-core'])

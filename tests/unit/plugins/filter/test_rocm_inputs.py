@@ -25,10 +25,10 @@ def _checks(rocm_status=200, amdgpu_status=200):
 
 
 def _packages(rocm_core=None):
-    """ansible_facts.packages of package_facts (apt), with rocm-core at a version or absent."""
-    packages = {'bash': [{'name': 'bash', 'version': '5.2.15-2+b7', 'arch': 'amd64', 'source': 'apt'}]}
+    """llmfleet_platform.packages (name -> version), with rocm-core at a version or absent."""
+    packages = {'bash': '5.2.15-2+b7'}
     if rocm_core:
-        packages['rocm-core'] = [{'name': 'rocm-core', 'version': rocm_core, 'arch': 'amd64', 'source': 'apt'}]
+        packages['rocm-core'] = rocm_core
     return packages
 
 

@@ -160,3 +160,27 @@ def test_check_mode_reads_the_same(node):
 def test_unknown_readings_are_refused(node):
     result = node.run('preflight_facts', readings=['bios'], sysfs_path=node.sysfs)
     assert result['failed'] is True and 'readings' in result['msg']
+
+
+SHOW = '--show --showformat=${Package}\\t${Version}\\t${db:Status-Abbrev}\\n'
+
+
+def test_installed_packages_are_read_only_when_asked(node):
+    node.tool('dpkg-query', {SHOW: ('dpkg_query/lab-gpu-node-debian12-rocm7.1.1-held.txt', 0, 'out')})
+    result, _facts = run(node, readings=['installed'])
+    assert [call['argv'][1:] for call in node.calls()] == [SHOW.split(' ')]
+    assert result['installed_error'] is None
+    assert result['installed']['rocm-core'] == {'version': '7.1.1.70101-38~22.04', 'held': True}
+    assert 'installed' not in result['ansible_facts']['preflight']
+    result, _facts = run(node, readings=['disk'])
+    assert 'installed' not in result and len(node.calls()) == 1
+
+
+@pytest.mark.parametrize('capture, rc, error', [
+    ('module/not-a-tool-output.txt', 0, 'cannot read'),
+    ('module/not-a-tool-output.txt', 2, 'exited with 2'),
+])
+def test_dpkg_query_problems_are_readings(node, capture, rc, error):
+    node.tool('dpkg-query', {SHOW: (capture, rc, 'out')})
+    result, _facts = run(node, readings=['installed'])
+    assert result['installed'] is None and error in result['installed_error']
