@@ -63,6 +63,7 @@ _AVG_RE = re.compile(r'^#\s*Avg bus bandwidth\s*:\s*(?P<value>[0-9.eE+-]+|nan|in
 _TOOL_FAILURE_RE = re.compile(
     r"Test (?P<kind>HIP|CUDA|NCCL|RCCL|MPI) failure\s+(?P<where>\S+)\s+'(?P<message>[^']*)'")
 _TEST_FAILURE_RE = re.compile(r'Test failure\s+\S+')
+_COUNT_RE = re.compile(r'^(?P<count>\d+)$')
 _BUSY_RE = re.compile(r'busy or unavailable|already in use|exclusive', re.IGNORECASE)
 
 _IDENTITY = ('size', 'count', 'type', 'redop')
@@ -89,7 +90,7 @@ def _wrong(value, line):
     text = value.rstrip('*')
     if text.upper() == 'N/A':
         return None
-    if re.match(r'^\d+$', text):
+    if _COUNT_RE.match(text):
         return int(text)
     return _number(text, 'the error column', line)
 
@@ -186,12 +187,16 @@ def parse_rccl_tests(text):
     ``header`` (nthread, ngpus, min_bytes, max_bytes, step, warmup_iters,
     iters, validation), ``devices`` (rank, group, pid, host, device, bus_id,
     name), ``rows`` (size, count, type, redop, root and ``out_of_place`` /
-    ``in_place`` with time_us, algbw_gbs, busbw_gbs, wrong, error),
+    ``in_place`` with time_us, algbw_gbs, busbw_gbs, wrong, error; in_place
+    is None when the table has one group of columns),
     ``out_of_bounds``, ``out_of_bounds_ok``, ``avg_busbw_gbs``,
     ``avg_busbw_ok`` (the verdict rccl-tests adds when NCCL_TESTS_MIN_BW is
     set, else None), ``wrong_total``, ``largest`` (the row of the largest
     size), ``peak_busbw_gbs``, ``failures`` (``Test failure`` lines printed
     after a complete report) and ``warnings`` (library lines among the table).
+
+    One output holds one program's report: what follows its "# Avg bus
+    bandwidth" line is only searched for failure lines.
     """
     text = _as_text(text)
     lines = _clean_lines(text)

@@ -263,9 +263,11 @@ def parse_transferbench(text):
       ``column_totals``, ``average_gbs``, ``aggregate_gpu_gbs``,
       ``aggregate_cpu_gbs``, ``min_link_gbs``;
     * ``p2p``: ``bytes_per_direction`` and ``unidirectional`` /
-      ``bidirectional``, each with ``links`` (src, dst, direction out/in/both,
-      gbs or None), ``averages`` (cpu_cpu, cpu_gpu, gpu_cpu, gpu_gpu) and
-      ``min_gpu_gpu_gbs`` (the slowest GPU pair, one direction);
+      ``bidirectional``, each with ``links`` (src is the row, dst the column;
+      direction ``out`` for ``->`` rows, data from src to dst, ``in`` for
+      ``<-`` rows, data from dst to src, ``both`` for the ``<->`` sums; gbs
+      or None), ``averages`` (cpu_cpu, cpu_gpu, gpu_cpu, gpu_gpu) and
+      ``min_gpu_gpu_gbs`` (the slowest GPU pair in one direction);
     * ``config``: a list of tests (test, description, executors, transfers
       with gbs, ms, bytes and path, aggregate_cpu_gbs).
     """

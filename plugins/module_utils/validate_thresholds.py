@@ -43,18 +43,35 @@ POLICY = ('llmfleet.rocm policy (AMD publishes no figure): counters from "amd-sm
 ALL_REDUCE_8G = 'all_reduce_perf -b 8 -e 8G -f 2 -g 8'
 MESSAGE_8G = 8589934592
 
-# The rvs modules and what AMD's acceptance page counts as a pass for each.
-_RVS_MI300_CLASS = {
-    'gst': {'criterion': '"met: TRUE" for every GPU (target GFLOP/s of the GPU\'s gst_single.conf)', 'source': SRC_RVS},
-    'iet': {'criterion': '"pass: TRUE" for every GPU and action', 'source': SRC_RVS},
-    'pebb': {'criterion': 'every CPU-GPU distance and a non-zero bandwidth for every transfer', 'source': SRC_RVS},
-    'pbqt': {'criterion': '"peers:true" lines and a non-zero throughput for every pair', 'source': SRC_RVS},
-    'peqt': {'criterion': '"peqt true" for every action (run as root)', 'source': SRC_RVS},
-    'babel': {'criterion': 'rvs reports PASS for the action', 'source': SRC_RVS},
-}
+RVS_CONF = '/opt/rocm/share/rocm-validation-suite/conf'
 
 
-def _mi300_class(source, rccl_source=None):
+def _rvs_rules(conf_dir=None, source=SRC_RVS):
+    """The rvs modules, what AMD's acceptance page counts as a pass for each, and the configuration it runs.
+
+    ``conf_dir`` is the model's directory under RVS_CONF as the model's acceptance page names it (MI300X,
+    MI325X, MI250, MI210); None where the page names none (MI350X, MI355X), then ``conf`` is None too.
+    """
+    def conf(name, per_model=True):
+        if per_model:
+            return '%s/%s/%s' % (RVS_CONF, conf_dir, name) if conf_dir else None
+        return '%s/%s' % (RVS_CONF, name)
+    return {
+        'gst': {'criterion': '"met: TRUE" for every GPU (target GFLOP/s of the GPU\'s gst_single.conf)',
+                'conf': conf('gst_single.conf'), 'source': source},
+        'iet': {'criterion': '"pass: TRUE" for every GPU and action', 'conf': conf('iet_single.conf'),
+                'source': source},
+        'pebb': {'criterion': 'every CPU-GPU distance and a non-zero bandwidth for every transfer',
+                 'conf': conf('pebb_single.conf'), 'source': source},
+        'pbqt': {'criterion': '"peers:true" lines and a non-zero throughput for every pair',
+                 'conf': conf('pbqt_single.conf', per_model=False), 'source': source},
+        'peqt': {'criterion': '"peqt true" for every action (run as root)',
+                 'conf': conf('peqt_single.conf', per_model=False), 'source': source},
+        'babel': {'criterion': 'rvs reports PASS for the action', 'conf': None, 'source': SRC_RVS},
+    }
+
+
+def _mi300_class(source, conf_dir, rccl_source=None):
     """MI300X and MI325X share every figure of AMD's acceptance pages."""
     return {
         'pcie_link': {'speed_gts': 32.0, 'width': 16, 'source': source,
@@ -71,7 +88,7 @@ def _mi300_class(source, rccl_source=None):
         'transferbench_config': {'tests': {1: {0: 47.1}, 2: {0: 48.4}, 3: {0: 31.9, 1: 38.9}, 4: {0: 1264.0},
                                            6: {0: 48.6}},
                                  'command': 'TransferBench examples/example.cfg', 'source': source},
-        'rvs': copy.deepcopy(_RVS_MI300_CLASS),
+        'rvs': _rvs_rules(conf_dir, source),
         # BabelStream (hip-stream -n 50 -s 268435456, one rank per GPU), MB/s; not the rvs babel module.
         'babelstream_mbps': {'copy': 4177285.0, 'mul': 4067069.0, 'add': 3920853.0, 'triad': 3885301.0,
                              'dot': 3660781.0, 'command': 'mpiexec -n 8 wrapper.sh', 'source': source},
@@ -79,8 +96,8 @@ def _mi300_class(source, rccl_source=None):
 
 
 THRESHOLDS = {
-    'MI300X': _mi300_class(SRC_MI300X, rccl_source=SRC_MI300X),
-    'MI325X': _mi300_class(SRC_MI325X),
+    'MI300X': _mi300_class(SRC_MI300X, 'MI300X', rccl_source=SRC_MI300X),
+    'MI325X': _mi300_class(SRC_MI325X, 'MI325X'),
     'MI350X': {
         'pcie_link': {'speed_gts': 32.0, 'width': 16, 'source': SRC_MI350X,
                       'command': 'sudo lspci -d 1002:75a0 -vvv | grep -e DevSta -e LnkSta'},
@@ -89,7 +106,8 @@ THRESHOLDS = {
         'rccl_all_reduce': {'value': 304.0, 'measure': 'in_place_busbw_at_message', 'message_bytes': MESSAGE_8G,
                             'ranks': 8, 'command': ALL_REDUCE_8G, 'source': SRC_MI350X,
                             'note': '%s asks 350 GB/s for MI350X/MI355X' % SRC_RCCL},
-        'rvs': copy.deepcopy(_RVS_MI300_CLASS),
+        # The MI350X/MI355X pages qualify with AGFHC, not rvs: the common rvs criteria apply, with no conf.
+        'rvs': _rvs_rules(None),
     },
     'MI355X': {
         'pcie_link': {'speed_gts': 32.0, 'width': 16, 'source': SRC_MI355X,
@@ -97,7 +115,8 @@ THRESHOLDS = {
         'rccl_all_reduce': {'value': 304.0, 'measure': 'in_place_busbw_at_message', 'message_bytes': MESSAGE_8G,
                             'ranks': 8, 'command': ALL_REDUCE_8G, 'source': SRC_MI355X,
                             'note': '%s asks 350 GB/s for MI350X/MI355X' % SRC_RCCL},
-        'rvs': copy.deepcopy(_RVS_MI300_CLASS),
+        # The MI350X/MI355X pages qualify with AGFHC, not rvs: the common rvs criteria apply, with no conf.
+        'rvs': _rvs_rules(None),
     },
     # The MI250 page applies to MI250X too (same gfx90a OAM platform, 8 GCDs per 4-OAM node).
     'MI250X': {
@@ -111,7 +130,7 @@ THRESHOLDS = {
                                              'command': 'TransferBench p2p', 'source': SRC_MI250},
         'transferbench_p2p_bidirectional': {'value': 55.0, 'measure': 'average_gpu_gpu',
                                             'command': 'TransferBench p2p', 'source': SRC_MI250},
-        'rvs': copy.deepcopy(_RVS_MI300_CLASS),
+        'rvs': _rvs_rules('MI250', SRC_MI250),
         'babelstream_mbps': {'copy': 1200000.0, 'mul': 1200000.0, 'add': 1100000.0, 'triad': 1100000.0,
                              'dot': 1200000.0, 'command': 'mpiexec -n 8 wrapper.sh', 'source': SRC_MI250},
     },
@@ -128,7 +147,7 @@ THRESHOLDS = {
                                              'command': 'TransferBench p2p', 'source': SRC_MI210},
         'transferbench_p2p_bidirectional': {'value': 65.0, 'measure': 'same_socket_pairs_both',
                                             'command': 'TransferBench p2p', 'source': SRC_MI210},
-        'rvs': copy.deepcopy(_RVS_MI300_CLASS),
+        'rvs': _rvs_rules('MI210', SRC_MI210),
         'babelstream_mbps': {'copy': 1230000.0, 'mul': 1225000.0, 'add': 1115000.0, 'triad': 1115000.0,
                              'dot': 1170000.0, 'command': 'mpiexec -n 4 wrapper.sh', 'source': SRC_MI210},
     },
@@ -283,11 +302,12 @@ def _judge_p2p(matrix, threshold, kind):
         findings.append(_compare(check, figure, threshold, 'p2p %s GPU->GPU average (GB/s)' % kind, FIX_FABRIC))
         for link in _gpu_pairs(matrix, ('out', 'in')):
             if link['gbs'] < threshold['value']:
-                findings.append(_finding('warning', check + '.link', 'p2p %s %s %s %s is %s GB/s, below %s (%s, which '
-                                         'judges the average): %s' % (kind, link['src'], link['direction'],
-                                                                      link['dst'], link['gbs'], threshold['value'],
-                                                                      threshold['source'], FIX_FABRIC),
-                                         link['gbs'], threshold['value'], threshold['source'], link['src']))
+                arrow = '->' if link['direction'] == 'out' else '<-'
+                message = 'p2p %s %s %s %s is %s GB/s, below %s (%s, which judges the average): %s' % (
+                    kind, link['src'], arrow, link['dst'], link['gbs'], threshold['value'], threshold['source'],
+                    FIX_FABRIC)
+                findings.append(_finding('warning', check + '.link', message, link['gbs'], threshold['value'],
+                                         threshold['source'], link['src']))
         return findings
     # MI210: "per same-socket peer-pair"; the pairs are those the node's topology calls same-socket.
     directions = ('both',) if measure == 'same_socket_pairs_both' else ('out',)

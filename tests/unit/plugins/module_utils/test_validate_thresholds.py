@@ -180,7 +180,7 @@ def test_slow_pairs_are_warnings_when_the_average_passes():
     slow = _by_id(findings, 'transferbench.p2p.bidirectional.link')
     assert slow and all(finding['level'] == 'warning' for finding in slow)
     assert sorted(finding['figure'] for finding in slow)[:2] == [37.99, 38.96]
-    assert any('GPU 03 out GPU 06 is 38.96 GB/s' in finding['message'] for finding in slow)
+    assert any('GPU 03 -> GPU 06 is 38.96 GB/s' in finding['message'] for finding in slow)
 
 
 def test_mi250_aggregate_measure():
@@ -339,3 +339,14 @@ def test_every_finding_has_the_same_keys_and_a_known_level():
         assert finding['message']
         if finding['level'] == 'error' and finding['id'] != 'rccl.all_reduce.wrong':
             assert str(finding['threshold']) in finding['message']
+
+
+@pytest.mark.parametrize('model, gst_conf', [
+    ('MI300X', '/opt/rocm/share/rocm-validation-suite/conf/MI300X/gst_single.conf'),
+    ('MI250X', '/opt/rocm/share/rocm-validation-suite/conf/MI250/gst_single.conf'),
+    ('MI355X', None),
+])
+def test_rvs_configurations_are_the_acceptance_pages(model, gst_conf):
+    rules = vt.THRESHOLDS[model]['rvs']
+    assert rules['gst']['conf'] == gst_conf
+    assert rules['pbqt']['conf'] == '/opt/rocm/share/rocm-validation-suite/conf/pbqt_single.conf'
