@@ -27,6 +27,8 @@ description:
   - C(disk) gives the free space of the file system that holds I(disk_path) (the path need not exist yet).
   - C(sockets) counts the CPU sockets from the kernel's CPU topology.
   - I(paths) says, for each path, whether it exists and is writable (the tuning role checks the files its settings need).
+  - I(files) says, for each file, whether it exists, whether it is a symbolic link and where that leads, and its digest:
+    what a loop of M(ansible.builtin.stat) would read, in one call (the workers role reads its records and markers so).
   - C(installed) runs C(dpkg-query --show) and returns, outside C(ansible_facts) (so that no fact cache keeps it past the
     run), every installed package with its version and whether it is held. The base role reads it once per run; the
     roles skip an install whose packages are all there. Asked for only by name (not in the default I(readings)).
@@ -75,6 +77,25 @@ options:
     type: list
     elements: path
     default: []
+  files:
+    description:
+      - Files to read; C(files) in the result says for each whether it exists, whether it is a link and its digest.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: The key of the file's reading in C(files); the path when not given.
+        type: str
+      path:
+        description: The file. A symbolic link is not followed (C(exists) is true for a dangling one).
+        type: path
+        required: true
+      checksum:
+        description: The digest of a regular file to compute (V(none) computes none).
+        type: str
+        choices: [none, sha1, sha256]
+        default: none
   proc_path:
     description:
       - Where procfs is mounted. Only tests, chroots and the lab change it (a container shows its host's
@@ -257,6 +278,13 @@ ansible_facts:
           returned: always
           type: dict
           sample: {/proc/sys/kernel/numa_balancing: {exists: true, writable: false}}
+        files:
+          description: >-
+            Per file of I(files), by its name (or path): C(exists), C(islnk), C(lnk_source) (the link's target made absolute and resolved, or
+            null), and C(checksum) (the hex digest asked for of a regular file, or null).
+          returned: always
+          type: dict
+          sample: {record: {exists: true, islnk: false, lnk_source: null, checksum: 3f786850e387550fdab836ed7e6dc881de23001b}}
 installed:
   description: >-
     Every package dpkg has installed (state C(i)), by name, with its C(version) and C(held) (its selection is C(hold));
@@ -276,6 +304,7 @@ commands:
   sample: [[/usr/bin/mokutil, --sb-state], [/usr/bin/apt-cache, policy, linux-headers-6.8.0-45-generic]]
 '''
 
+import hashlib
 import os
 import posixpath
 
@@ -385,6 +414,26 @@ def read_sockets(sysfs_path):
     return kernel.count_sockets(ids)
 
 
+def read_files(files):
+    found = {}
+    for entry in files:
+        path = entry['path']
+        islnk = os.path.islink(path)
+        reading = {'exists': os.path.lexists(path), 'islnk': islnk,
+                   'lnk_source': os.path.realpath(path) if islnk else None, 'checksum': None}
+        if entry['checksum'] != 'none' and not islnk and os.path.isfile(path):
+            digest = hashlib.new(entry['checksum'])
+            try:
+                with open(path, 'rb') as handle:
+                    for block in iter(lambda: handle.read(1 << 20), b''):
+                        digest.update(block)
+                reading['checksum'] = digest.hexdigest()
+            except (IOError, OSError):
+                pass
+        found[entry['name'] or path] = reading
+    return found
+
+
 def read_paths(paths):
     found = {}
     for path in paths:
@@ -402,6 +451,10 @@ def main():
             disk_path=dict(type='path', default='/opt'),
             kernel_args=dict(type='list', elements='str', default=[]),
             paths=dict(type='list', elements='path', default=[]),
+            files=dict(type='list', elements='dict', default=[], options=dict(
+                name=dict(type='str'),
+                path=dict(type='path', required=True),
+                checksum=dict(type='str', choices=['none', 'sha1', 'sha256'], default='none'))),
             proc_path=dict(type='path', default='/proc'),
             sysfs_path=dict(type='path', default='/sys'),
         ),
@@ -427,6 +480,7 @@ def main():
     if 'sockets' in readings:
         facts['sockets'] = read_sockets(params['sysfs_path'])
     facts['paths'] = read_paths(params['paths'])
+    facts['files'] = read_files(params['files'])
     result = {}
     if 'installed' in readings:
         result['installed'], result['installed_error'] = read_installed(runner)

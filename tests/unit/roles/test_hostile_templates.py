@@ -169,11 +169,14 @@ RCCL_SHA256 = 'b' * 64
 
 
 def _reads(venv):
-    """What the role's preflight stat registers (__workers_reads): the venv as a directory, rccl.env and the marker."""
-    return {'results': [{'item': {'name': 'record'}, 'stat': {'exists': False}},
-                        {'item': {'name': 'venv'}, 'stat': {'exists': True, 'islnk': False, 'path': venv}},
-                        {'item': {'name': 'rccl'}, 'stat': {'exists': True, 'checksum': RCCL_SHA256}},
-                        {'item': {'name': 'model'}, 'stat': {'exists': True, 'checksum': MODEL_MARKER_SHA256}}]}
+    """What the role's preflight read registers (__workers_reads): the venv as a directory, rccl.env and the marker."""
+    return _files({'record': {'exists': False}, 'venv': {'exists': True, 'islnk': False},
+                   'rccl': {'exists': True, 'checksum': RCCL_SHA256}, 'model': {'exists': True, 'checksum': MODEL_MARKER_SHA256}})
+
+
+def _files(readings):
+    """preflight_facts' files reading, by name, as the workers role registers it."""
+    return {'ansible_facts': {'preflight': {'files': readings}}}
 
 
 def _worker_unit(overrides):
@@ -377,10 +380,8 @@ def test_modules_load_file_holds_one_module_a_line():
 ENGINE = {'name': 'vllm', 'version': '0.32.0', 'venv': '/opt/llmfleet/engines/vllm-0.32.0-3f1c2a9e0b7d',
           'model_name': 'tiny-llama', 'model_path': '/var/lib/llmfleet/models/tiny-llama', 'model_id': 'sha256:' + 'c' * 64,
           'model_marker_sha256': 'd' * 64, 'model_changed': False}
-CURRENT = {'results': [{'item': {'name': 'venv'},
-                        'stat': {'exists': True, 'islnk': True, 'lnk_source': '/opt/llmfleet/engines/vllm-0.31.1'}},
-                       {'item': {'name': 'model'}, 'stat': {'exists': True, 'checksum': MODEL_MARKER_SHA256}},
-                       {'item': {'name': 'rccl'}, 'stat': {'exists': False}}]}
+CURRENT = _files({'venv': {'exists': True, 'islnk': True, 'lnk_source': '/opt/llmfleet/engines/vllm-0.31.1'},
+                  'model': {'exists': True, 'checksum': MODEL_MARKER_SHA256}, 'rccl': {'exists': False}})
 
 
 @pytest.mark.parametrize('overrides, expression, expected', [

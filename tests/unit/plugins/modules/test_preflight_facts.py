@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import os
 import shutil
 
@@ -88,7 +89,7 @@ def test_efivar_when_mokutil_does_not_answer(node):
     _result, facts = run(node, readings=['secure_boot'])
     assert facts['secure_boot'] == {'state': 'enabled', 'source': 'efivar', 'shim_validation': None,
                                     'detail': 'EFI variable SecureBoot = 1'}
-    assert set(facts) == {'kernel', 'secure_boot', 'paths'}
+    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files'}
 
 
 def test_mokutil_without_efi(node):
@@ -184,3 +185,23 @@ def test_dpkg_query_problems_are_readings(node, capture, rc, error):
     node.tool('dpkg-query', {SHOW: (capture, rc, 'out')})
     result, _facts = run(node, readings=['installed'])
     assert result['installed'] is None and error in result['installed_error']
+
+
+def test_files_are_read_as_stat_would(node, tmp_path):
+    record = tmp_path / 'record'
+    record.write_text('flags\n')
+    target = tmp_path / 'venv-1'
+    target.mkdir()
+    link = tmp_path / 'current'
+    link.symlink_to(target)
+    dangling = tmp_path / 'gone'
+    dangling.symlink_to(tmp_path / 'nothing')
+    files = [{'path': str(record), 'checksum': 'sha1'}, {'path': str(record) + '.x', 'checksum': 'sha256'},
+             {'path': str(link), 'checksum': 'sha256', 'name': 'venv'}, {'path': str(dangling)}]
+    _result, facts = run(node, readings=[], files=files)
+    found = facts['files']
+    assert found[str(record)] == {'exists': True, 'islnk': False, 'lnk_source': None,
+                                  'checksum': hashlib.sha1(b'flags\n').hexdigest()}
+    assert found[str(record) + '.x'] == {'exists': False, 'islnk': False, 'lnk_source': None, 'checksum': None}
+    assert found['venv'] == {'exists': True, 'islnk': True, 'lnk_source': str(target), 'checksum': None}
+    assert found[str(dangling)]['exists'] is True and found[str(dangling)]['islnk'] is True
