@@ -27,8 +27,8 @@ description:
   - C(disk) gives the free space of the file system that holds I(disk_path) (the path need not exist yet).
   - C(sockets) counts the CPU sockets from the kernel's CPU topology.
   - I(paths) says, for each path, whether it exists and is writable (the tuning role checks the files its settings need).
-  - I(files) says, for each file, whether it exists, whether it is a symbolic link and where that leads, and its digest:
-    what a loop of M(ansible.builtin.stat) would read, in one call (the workers role reads its records and markers so).
+  - I(files) says, for each file, whether it exists, whether it is a symbolic link and where that leads, and its digest,
+    which is what a loop of M(ansible.builtin.stat) would read, in one call (the workers role reads its records and markers so).
   - C(installed) runs C(dpkg-query --show) and returns, outside C(ansible_facts) (so that no fact cache keeps it past the
     run), every installed package with its version and whether it is held. The base role reads it once per run; the
     roles skip an install whose packages are all there. Asked for only by name (not in the default I(readings)).
