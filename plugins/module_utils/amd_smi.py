@@ -237,6 +237,19 @@ def _check_data(entries, warnings):
         _raise_for_errors(warnings)
 
 
+def load_gpu_entries(text, what, single=False):
+    """(per-GPU objects, warnings) of amd-smi JSON output, checked: the prologue of every amd-smi parser.
+
+    ``single`` takes one bare GPU object (``{"gpu": 0, ...}``, as some commands print for one GPU) as a list of one.
+    """
+    document, warnings = _load(text, what)
+    if single and isinstance(document, dict) and 'gpu' in document:
+        document = [document]
+    entries = _gpu_entries(document, what)
+    _check_data(entries, warnings)
+    return entries, warnings
+
+
 def _static_gpu(entry):
     asic = _section(entry, 'asic')
     bus = _section(entry, 'bus')
@@ -271,9 +284,7 @@ def parse_amd_smi_static_json(text):
     ``memory_partition`` and ``uuid`` (None where amd-smi does not say).
     """
     what = 'amd-smi static --json'
-    document, warnings = _load(text, what)
-    entries = _gpu_entries(document, what)
-    _check_data(entries, warnings)
+    entries, warnings = load_gpu_entries(text, what)
     gpus = sorted((_static_gpu(entry) for entry in entries), key=lambda gpu: gpu['gpu'])
     driver_version = None
     for entry in sorted(entries, key=lambda item: _to_int(item.get('gpu'))):
@@ -292,9 +303,7 @@ def parse_amd_smi_list_json(text):
     ``partition_id`` (None where amd-smi does not print them).
     """
     what = 'amd-smi list --json'
-    document, warnings = _load(text, what)
-    entries = _gpu_entries(document, what)
-    _check_data(entries, warnings)
+    entries, warnings = load_gpu_entries(text, what)
     gpus = []
     for entry in entries:
         gpus.append({

@@ -33,12 +33,10 @@ import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi import (
     TOOL,
-    _check_data,
     _clean,
-    _gpu_entries,
-    _load,
     _section,
     _to_int,
+    load_gpu_entries,
 )
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, normalize_pci_address
 
@@ -189,9 +187,7 @@ def parse_amd_smi_metric_json(text):
     absent). Counters are ints, readings floats, None where amd-smi says N/A.
     """
     what = 'amd-smi metric --json'
-    document, warnings = _load(text, what)
-    entries = _gpu_entries(document, what)
-    _check_data(entries, warnings)
+    entries, warnings = load_gpu_entries(text, what)
     gpus = []
     for entry in entries:
         gpus.append({
@@ -217,9 +213,7 @@ def parse_amd_smi_static_health_json(text):
     (power_cap_w and the slowdown/shutdown temperatures in degrees C).
     """
     what = 'amd-smi static --json'
-    document, warnings = _load(text, what)
-    entries = _gpu_entries(document, what)
-    _check_data(entries, warnings)
+    entries, warnings = load_gpu_entries(text, what)
     gpus = []
     for entry in entries:
         vbios = _section(entry, 'vbios')
@@ -263,11 +257,7 @@ def parse_amd_smi_firmware_json(text):
     'warnings'}``; ``firmware`` is None when amd-smi printed ``"N/A"``.
     """
     what = 'amd-smi firmware --json'
-    document, warnings = _load(text, what)
-    if isinstance(document, dict) and 'gpu' in document:
-        document = [document]
-    entries = _gpu_entries(document, what)
-    _check_data(entries, warnings)
+    entries, warnings = load_gpu_entries(text, what, single=True)
     gpus = []
     for entry in entries:
         fw_list = entry.get('fw_list')
@@ -336,9 +326,7 @@ def parse_amd_smi_bad_pages_json(text):
     not say.
     """
     what = 'amd-smi bad-pages --json'
-    document, warnings = _load(text, what)
-    entries = _gpu_entries(document, what)
-    _check_data(entries, warnings)
+    entries, warnings = load_gpu_entries(text, what)
     gpus = []
     for entry in entries:
         gpus.append({
@@ -391,9 +379,7 @@ def parse_amd_smi_topology_json(text):
     ``weight`` (None where not printed).
     """
     what = 'amd-smi topology --json'
-    document, warnings = _load(text, what)
-    entries = _gpu_entries(document, what)
-    _check_data(entries, warnings)
+    entries, warnings = load_gpu_entries(text, what)
     gpus = []
     for entry in entries:
         if isinstance(entry.get('links'), list):
