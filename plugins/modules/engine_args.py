@@ -16,7 +16,10 @@ description:
   - Builds the argument parser of C(vllm serve) or of SGLang's C(launch_server) inside the engine's Python
     environment and parses the given flags with it, without starting anything.
   - A flag the engine does not know (a misspelling, or a flag of another engine or version) fails the module
-    with the parser's own message, which names the flag.
+    with the parser's own message, which names the flag. Every wrong flag is named, each with its message: a
+    refused value (an invalid choice) is reported, that flag set aside and the rest parsed again.
+  - SGLang's parser requires C(--model-path); when I(args) has none, a placeholder is given (the model itself is
+    not checked).
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:
@@ -30,7 +33,7 @@ options:
     choices: [vllm, sglang]
     required: true
   args:
-    description: The flags to check, as an argument list (the model path excluded).
+    description: The flags to check, as an argument list (the model path excluded; vLLM's is positional).
     type: list
     elements: str
     required: true
@@ -49,6 +52,12 @@ EXAMPLES = r'''
     python: /opt/llmfleet/engines/current/bin/python
     engine: vllm
     args: [--max-model-len, "8192", --enable-chunked-prefill]
+
+- name: Check SGLang flags with SGLang's own parser
+  llmfleet.rocm.engine_args:
+    python: /opt/llmfleet/engines/current/bin/python
+    engine: sglang
+    args: [--tp-size, "8", --schedule-policy, fcfs, --load-balance-method, total_requests, --enable-metrics]
 '''
 
 RETURN = r'''
@@ -57,15 +66,23 @@ parser:
   returned: success
   type: str
   sample: vllm serve
+errors:
+  description: The parser's messages, one per wrong flag (or one naming every unrecognised flag).
+  returned: failure
+  type: list
+  elements: str
+  sample: ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight')"]
 '''
 
 import json
 
 from ansible.module_utils.basic import AnsibleModule
 
-# Runs inside the engine's environment: build the parser, parse, report as one JSON line.
+# Runs inside the engine's environment: build the parser, parse, report as one JSON line. A refused value
+# ("argument --x: invalid choice ...") stops argparse before it looks further: that flag is taken out and the rest
+# parsed again, so that every wrong flag is named, each with the parser's own message.
 CHECKER = r'''
-import argparse, json, sys
+import argparse, json, re, sys
 engine, args = sys.argv[1], sys.argv[2:]
 if engine == 'vllm':
     try:
@@ -83,6 +100,9 @@ else:
     parser = argparse.ArgumentParser(prog='sglang.launch_server')
     ServerArgs.add_cli_args(parser)
     name = 'sglang.launch_server'
+    # SGLang requires --model-path; the model is not what is checked here.
+    if not any(re.match(r'--model(-path)?(=|$)', arg) for arg in args):
+        args = ['--model-path', 'model'] + args
 
 
 class Refused(Exception):
@@ -93,13 +113,33 @@ def refuse(message):
     raise Refused(message)
 
 
+def without(args, message):
+    """args without the flag an "argument <names>: ..." message names (and its values); None when not found."""
+    match = re.match(r'argument ([^ :]+): ', message)
+    names = match.group(1).split('/') if match else []
+    for index, arg in enumerate(args):
+        if arg in names or arg.split('=', 1)[0] in names:
+            end = index + 1
+            if '=' not in arg:
+                while end < len(args) and not args[end].startswith('--'):
+                    end += 1
+            return args[:index] + args[end:]
+    return None
+
+
 parser.error = refuse
-answer = {'ok': True, 'parser': name}
-try:
-    parser.parse_args(args)
-except Refused as exc:
-    answer = {'ok': False, 'error': str(exc), 'parser': name}
-print(json.dumps(answer))
+errors = []
+rest = list(args)
+while True:
+    try:
+        parser.parse_args(rest)
+    except Refused as exc:
+        errors.append(str(exc))
+        rest = without(rest, str(exc))
+        if rest is not None:
+            continue
+    break
+print(json.dumps({'ok': not errors, 'errors': errors, 'parser': name}))
 '''
 
 
@@ -129,8 +169,9 @@ def main():
         module.fail_json(msg='Could not build the %s argument parser with %s (exit %d): %s. Is the engine installed in that '
                              'environment (the engine role)?' % (module.params['engine'], module.params['python'], rc, tail or '(no output)'))
     if not answer['ok']:
-        module.fail_json(msg='%s refuses the flags: %s. Fix the flag in workers_extra_flags or the workers_* variables.'
-                             % (answer['parser'], answer['error']), parser=answer['parser'], args=module.params['args'])
+        module.fail_json(msg='%s refuses the flags: %s. Fix them in workers_extra_flags or the workers_* variables.'
+                             % (answer['parser'], '; '.join(answer['errors'])), parser=answer['parser'],
+                         errors=answer['errors'], args=module.params['args'])
     module.exit_json(changed=False, parser=answer['parser'])
 
 

