@@ -90,6 +90,8 @@ def cmd_molecule(args):
     # The engine scenario installs from the lab's wheelhouse and model (each built once, then cached); the build
     # scenario builds from the stand-in sources with the pinned build tools.
     model.build()
+    # The engine scenario's SGLang case installs SGLang's wheelhouse.
+    wheelhouse.build_engine()
     buildstage.buildtools()
     buildstage.sources()
     # Leave the lab as found: what this command starts, it removes afterwards.
@@ -111,8 +113,9 @@ def cmd_molecule(args):
 
 
 def cmd_wheelhouse(_args):
-    """Build the lab engine's wheelhouses under .lab/repo/wheels/<key>/ (latest, then alternate; each only when its recipe changed)."""
+    """Build the lab engine's wheelhouses under .lab/repo/wheels/<key>/ (latest, alternate, sglang; each only when its recipe changed)."""
     wheelhouse.build()
+    wheelhouse.build_engine()
 
 
 def cmd_model(_args):

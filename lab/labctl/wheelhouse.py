@@ -14,6 +14,11 @@
   lock's hash) differs; wheels/alternate -> <alternate key>. Its key hashes the first one's key and its recipe,
   a separate file: a change to wheelhouse.json would change the first wheelhouse's key, hence its lock, the
   model's key and every sandbox venv.
+
+  .lab/repo/wheels/<sglang key>/, SGLang's (lab/engine/wheelhouse-sglang.json, its hash the key): the pinned
+  packages of no_deps without their dependencies (SGLang's pin CUDA builds) and the requirements with theirs;
+  wheels/sglang -> <sglang key>. Built by `labctl wheelhouse` and before molecule, not by `up` (the sandbox
+  serves vLLM).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,6 +42,7 @@ from .common import LAB, LAB_SRC, REPO, LabError, human, lab_env, log, say, sha2
 
 WHEELHOUSE_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse.json')
 ALTERNATE_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse-alternate.json')
+SGLANG_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse-sglang.json')
 # Bumped when the layout of a wheelhouse changes (part of the key with the recipe).
 WHEELHOUSE_FORMAT = 1
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -403,4 +409,92 @@ def build_alternate(first_dir, recipe_path=ALTERNATE_RECIPE, root=None, scratch=
         point_link(root, recipe['name'], key)
         prune_wheelhouses(root, recipe.get('keep', 2))
         say('    %d wheels in %.1f s -> %s (%s)' % (len(wheels), time.time() - start, final, recipe['name']))
+        return final
+
+
+# ---------------------------------------------------------------------------------------------
+# SGLang's wheelhouse: one package without its dependencies, beside what it imports
+
+_PINNED = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+$')
+
+
+def check_engine_recipe(recipe):
+    """The problems of a recipe with no_deps and requirements, as a list of sentences (empty when usable)."""
+    problems = []
+    name = recipe.get('name')
+    if not isinstance(name, str) or not re.match(r'^[a-z][a-z0-9-]*$', name) or name in ('latest', 'alternate'):
+        problems.append('name %r must be a lower-case word other than latest and alternate (the link under wheels/)' % (name,))
+    if not re.match(r'^3\.[0-9]+$', str(recipe.get('python', ''))):
+        problems.append('python %r must be the lab hosts\' 3.<minor>' % (recipe.get('python'),))
+    no_deps = recipe.get('no_deps')
+    if not isinstance(no_deps, list) or not no_deps:
+        problems.append('no_deps must list at least one <name>==<version> installed without its dependencies')
+        no_deps = []
+    for requirement in no_deps:
+        if not isinstance(requirement, str) or not _PINNED.match(requirement):
+            problems.append('no_deps: %r is not pinned as <name>==<version>' % (requirement,))
+    requirements = recipe.get('requirements')
+    if not isinstance(requirements, list) or not all(isinstance(item, str) and item for item in requirements):
+        problems.append('requirements must be a list of requirement specifiers')
+    return problems
+
+
+def pip_wheel(argv_tail, directory):
+    """pip wheel into directory with the machine's pip configuration (its find-links give torch's +cpu build)."""
+    pip_stream([sys.executable, '-m', 'pip', 'wheel', '--wheel-dir', directory, '--progress-bar', 'off',
+                '--disable-pip-version-check'] + argv_tail, lab_env())
+
+
+def sglang_key(path=SGLANG_RECIPE):
+    return wheelhouse_key(path)
+
+
+def build_engine(recipe_path=SGLANG_RECIPE, root=None, scratch=LAB, wheel=pip_wheel, python=None):
+    """Build the wheelhouse of a recipe with no_deps and requirements unless it exists; point wheels/<name> at it.
+
+    no_deps are fetched without their dependencies, then requirements with theirs; a project that both give (two
+    versions) is refused. Built in scratch, renamed into root when complete. Returns its directory.
+    """
+    recipe, _data = load_recipe(recipe_path)
+    problems = check_engine_recipe(recipe)
+    if problems:
+        raise LabError('%s: %s' % (recipe_path, '; '.join(problems)))
+    root = root or wheels_root()
+    key = wheelhouse_key(recipe_path)
+    final = os.path.join(root, key)
+    with step('wheelhouse %s: %s (no dependencies) + %d requirements -> %s' % (
+            recipe['name'], ' '.join(recipe['no_deps']), len(recipe['requirements']), key)):
+        if os.path.exists(os.path.join(final, 'wheelhouse.json')):
+            point_link(root, recipe['name'], key)
+            say('    exists (recipe unchanged): wheels/%s -> %s' % (recipe['name'], key))
+            return final
+        version = python or sys.version_info[:2]
+        if tuple(version) != tuple(int(part) for part in recipe['python'].split('.')):
+            raise LabError('pip resolves for the Python that runs labctl (%s); the lab hosts need %s'
+                           % ('.'.join(str(part) for part in version), recipe['python']))
+        os.makedirs(root, exist_ok=True)
+        work = tempfile.mkdtemp(prefix='wheelhouse-%s-' % key, dir=scratch)
+        start = time.time()
+        try:
+            say('    pip wheel --no-deps %s' % ' '.join(recipe['no_deps']))
+            wheel(['--no-deps'] + recipe['no_deps'], work)
+            if recipe['requirements']:
+                say('    pip wheel %s (with their dependencies)' % ' '.join(recipe['requirements']))
+                wheel(list(recipe['requirements']), work)
+            try:
+                wheels = describe_wheels(work)
+            except ValueError as exc:
+                raise LabError('%s: %s: no_deps and requirements must not give one project twice' % (recipe_path, exc))
+            total = finish_wheelhouse(
+                work, final, recipe['lock'], '# Lock of the llmfleet lab wheelhouse %s %s: %s without dependencies, %s with'
+                ' theirs; every wheel pinned with its sha256.' % (recipe['name'], key, ' '.join(recipe['no_deps']),
+                                                                  ' '.join(recipe['requirements'])),
+                wheels, {'key': key, 'kind': recipe['name'], 'recipe': recipe, 'python': '.'.join(str(p) for p in version)},
+                start)
+        finally:
+            if os.path.exists(work):
+                shutil.rmtree(work, ignore_errors=True)
+        point_link(root, recipe['name'], key)
+        prune_wheelhouses(root, recipe.get('keep', 2))
+        say('    %d wheels, %s, in %.0f s -> %s (%s)' % (len(wheels), human(total), time.time() - start, final, recipe['name']))
         return final
