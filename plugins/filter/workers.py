@@ -111,6 +111,10 @@ def engine_flags(flags):
 # What a worker runs on, carried by its endpoint (llmfleet_worker_endpoints): the gateway, the rolling restart and
 # the benchmarks read these instead of the workers role's variables.
 _IDENTITY = ('model', 'model_path', 'engine', 'engine_version', 'venv')
+# Each engine's readiness endpoint: vLLM's /health answers 200 once the engine serves; SGLang's /health answers 200
+# without asking the engine anything (unless SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION), its /health_generate runs a
+# one-token generation (sglang/srt/entrypoints/http_server.py, 0.5.23).
+_HEALTH_PATHS = {'vllm': '/health', 'sglang': '/health_generate'}
 
 
 def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_pinning=True, numactl='/usr/bin/numactl',
@@ -118,7 +122,8 @@ def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_
     """Add to each planned worker its ``prefix`` (numactl or nothing) and ``argv`` (engine command and flags).
 
     ``flag_names`` maps host, port and tp to the engine's spelling of those flags. ``identity`` (what every
-    worker of the node runs: model, model_path, engine, engine_version, venv) is copied into each endpoint.
+    worker of the node runs: model, model_path, engine, engine_version, venv) is copied into each endpoint, with
+    ``health_url``, the engine's readiness endpoint (SGLang: /health_generate; vLLM and an unknown engine: /health).
     """
     identity = dict((key, (identity or {}).get(key)) for key in _IDENTITY)
     workers = []
@@ -135,6 +140,7 @@ def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_
         worker['endpoint'] = {'name': worker['name'], 'address': str(bind_address), 'port': worker['port'],
                               'gpus': list(worker['gpus']), 'url': 'http://%s:%d' % (host, worker['port'])}
         worker['endpoint'].update(identity)
+        worker['endpoint']['health_url'] = worker['endpoint']['url'] + _HEALTH_PATHS.get(identity['engine'], '/health')
         worker['prefix'] = []
         if numa_pinning and worker['cpus']:
             nodes = ','.join(str(node) for node in worker['numa_nodes'])

@@ -192,6 +192,20 @@ def _extra_flags_key(values, ctx):
             % (', '.join(show(name) for name in bad), ' and '.join(taken)))
 
 
+@RULES.rule('workers-extra-flags-sglang-metrics')
+def _sglang_metrics(values, ctx):
+    if values['workers_engine'] != 'sglang':
+        return None
+    flags = values['workers_extra_flags'] or {}
+    bad = [name for name in flags if _flag_name(name) == 'enable-metrics' and flags[name] is not True]
+    if not bad:
+        return None
+    return ('workers_extra_flags sets %s to %s: the role always gives SGLang workers --enable-metrics, because the'
+            ' rolling restart waits on their /metrics (sglang:num_running_reqs, sglang:num_queue_reqs) until no request'
+            ' is in flight; without it SGLang serves no /metrics page. Leave enable-metrics out of workers_extra_flags.'
+            % (', '.join(show(name) for name in bad), ', '.join(show(flags[name]) for name in bad)))
+
+
 @RULES.rule('workers-env-api-key')
 def _env_key(values, ctx):
     bad = ['%s sets %s' % (name, key) for name in ('workers_rocm_env', 'workers_env')

@@ -426,7 +426,25 @@ def test_endpoint_carries_what_the_worker_runs_on():
     plan, _text = _worker_unit(overrides)
     assert plan[0]['endpoint'] == {'name': 'llmfleet-worker-0', 'address': '10.0.0.11', 'port': 8000, 'gpus': [0],
                                    'url': 'http://10.0.0.11:8000', 'model': 'tiny-llama', 'model_path': ENGINE['model_path'],
-                                   'engine': 'vllm', 'engine_version': '0.32.0', 'venv': ENGINE['venv']}
+                                   'engine': 'vllm', 'engine_version': '0.32.0', 'venv': ENGINE['venv'],
+                                   'health_url': 'http://10.0.0.11:8000/health'}
+
+
+# SGLang serves /metrics only with --enable-metrics, which the roll's drain reads: always on, whatever the extra flags
+# say (an input rule refuses it off); each endpoint names the engine and its readiness endpoint.
+@pytest.mark.parametrize('engine, extra, metrics, health', [
+    ('sglang', {}, True, '/health_generate'),
+    ('sglang', {'enable-metrics': False}, True, '/health_generate'),
+    ('vllm', {}, False, '/health'),
+], ids=['sglang', 'sglang-extra-flag-off', 'vllm'])
+def test_sglang_workers_always_serve_metrics(engine, extra, metrics, health):
+    overrides = {'llmfleet_engine': dict(ENGINE, name=engine), 'workers_bind_address': '10.0.0.11',
+                 'workers_extra_flags': extra}
+    plan, text = _worker_unit(overrides)
+    assert ('--enable-metrics' in plan[0]['argv']) is metrics
+    assert plan[0]['argv'].count('--enable-metrics') == (1 if metrics else 0)
+    assert ('--enable-metrics' in _exec_start(_directives(text))) is metrics
+    assert (plan[0]['endpoint']['engine'], plan[0]['endpoint']['health_url']) == (engine, 'http://10.0.0.11:8000' + health)
 
 
 # The engine role's llmfleet_engine (roles/engine/tasks/configure.yml) from its vars.

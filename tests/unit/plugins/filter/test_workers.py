@@ -101,7 +101,7 @@ def test_worker_commands_pin_with_numactl_and_add_tp_only_for_groups():
                                   '--port', '8001', '--tensor-parallel-size', '4']
     assert workers[1]['endpoint'] == {'name': 'llmfleet-worker-1', 'address': '10.0.0.5', 'port': 8001, 'gpus': [4, 5, 6, 7],
                                       'url': 'http://10.0.0.5:8001', 'model': None, 'model_path': None, 'engine': None,
-                                      'engine_version': None, 'venv': None}
+                                      'engine_version': None, 'venv': None, 'health_url': 'http://10.0.0.5:8001/health'}
     single = worker_commands(worker_plan(MI300X_8, TWO_SOCKETS, gpus=[0]), ['vllm'], VLLM_NAMES, {}, 'fd00::5')
     assert single[0]['argv'] == ['vllm', '--host', 'fd00::5', '--port', '8000']
     assert single[0]['endpoint']['url'] == 'http://[fd00::5]:8000'
@@ -122,6 +122,17 @@ def test_worker_commands_put_what_the_workers_run_on_in_every_endpoint():
     # The caller's dict is not shared between endpoints.
     workers[0]['endpoint']['model'] = 'changed'
     assert workers[1]['endpoint']['model'] == 'tiny-llama'
+
+
+@pytest.mark.parametrize('engine, url', [
+    ('vllm', 'http://10.0.0.5:8000/health'),
+    ('sglang', 'http://10.0.0.5:8000/health_generate'),
+    (None, 'http://10.0.0.5:8000/health'),
+], ids=['vllm', 'sglang-generates-one-token', 'unknown'])
+def test_each_endpoint_names_its_engines_readiness_url(engine, url):
+    plan = worker_plan(MI300X_8, TWO_SOCKETS, gpus=[0])
+    endpoint = worker_commands(plan, ['engine'], VLLM_NAMES, {}, '10.0.0.5', identity={'engine': engine})[0]['endpoint']
+    assert (endpoint['engine'], endpoint['health_url']) == (engine, url)
 
 
 def test_worker_commands_without_pinning_or_numa_have_no_prefix():
