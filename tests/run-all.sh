@@ -31,7 +31,10 @@ stage collection tests/collection/run.sh
 # pytest exits 5 when it collected nothing: that is a failure here too. The gateway's template
 # tests run nginx -t with Debian's nginx binary, unpacked (not installed) by tests/tools/nginx.sh.
 stage nginx-binary tests/tools/nginx.sh
-stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" python -m pytest tests/unit -q -p no:cacheprovider
+# The monitoring tests run promtool (check rules, test rules, check config) from Debian's prometheus
+# package, unpacked the same way by tests/tools/promtool.sh; without it they fail.
+stage promtool-binary tests/tools/promtool.sh
+stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" python -m pytest tests/unit -q -p no:cacheprovider
 # The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too.
 stage lab-deps lab/bin/labctl deps
 stage molecule lab/bin/labctl molecule test --all

@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The promtool binary the monitoring tests run.
+
+``LLMFLEET_PROMTOOL`` names it (``make test`` sets it from tests/tools/promtool.sh, which unpacks
+Debian's prometheus package into .cache/prometheus/); else the one that script left there; else
+``promtool`` on PATH. Without one the tests fail: they are never skipped.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import shutil
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+UNPACKED = os.path.join(ROOT, '.cache', 'prometheus', 'root', 'usr', 'bin', 'promtool')
+
+
+@pytest.fixture(scope='session')
+def promtool():
+    for candidate in (os.environ.get('LLMFLEET_PROMTOOL'), UNPACKED, shutil.which('promtool')):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    pytest.fail('no promtool: run tests/tools/promtool.sh (it unpacks Debian\'s prometheus package into .cache/prometheus/)'
+                ' or set LLMFLEET_PROMTOOL')
