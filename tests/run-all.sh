@@ -34,7 +34,9 @@ stage nginx-binary tests/tools/nginx.sh
 # The monitoring tests run promtool (check rules, test rules, check config) from Debian's prometheus
 # package, unpacked the same way by tests/tools/promtool.sh; without it they fail.
 stage promtool-binary tests/tools/promtool.sh
-stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" python -m pytest tests/unit -q -p no:cacheprovider
+# The gateway's log metrics program runs in Debian's mtail, unpacked by tests/tools/mtail.sh.
+stage mtail-binary tests/tools/mtail.sh
+stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" LLMFLEET_MTAIL="$root/.cache/mtail/root/usr/bin/mtail" python -m pytest tests/unit -q -p no:cacheprovider
 # The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too.
 stage lab-deps lab/bin/labctl deps
 stage molecule lab/bin/labctl molecule test --all
