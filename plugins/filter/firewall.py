@@ -41,7 +41,11 @@ DEFAULT_GPU_COUNT = 8
 # values are read with the workers and gateway roles' own defaults.
 NODE_DEFAULTS = {'workers_port_base': 8000, 'workers_mode': 'dp', 'workers_tp_size': 1, 'workers_gpus': [],
                  'rocm_expected_gpu_count': None, 'gateway_listen_address': '', 'gateway_listen_port': 80,
-                 'gateway_tls_port': 443, 'gateway_tls_certificate': ''}
+                 'gateway_tls_port': 443, 'gateway_tls_certificate': '',
+                 # The exporters role's ports (roles/exporters/defaults/main.yml), scraped by the monitoring hosts.
+                 'exporters_node_exporter_port': 9100, 'exporters_amdgpu_exporter_port': 5000,
+                 'exporters_amdgpu_exporter_enabled': True, 'exporters_nginx_exporter_port': 9113,
+                 'exporters_gateway_log_port': 3903}
 
 
 def _int(value):
@@ -202,6 +206,27 @@ def gateway_ports(node_vars):
     return sorted(set(ports))
 
 
+def metrics_ports(node_vars, is_worker_node, is_gateway, worker_range):
+    """The ports the monitoring hosts scrape on a host, as (low, high); None when one is not a port.
+
+    Every host: the node exporter. A GPU node: AMD's exporter (unless exporters_amdgpu_exporter_enabled is false) and
+    the workers' API ports (their /metrics). A gateway: the nginx exporter and, unless 0, the gateway's log metrics."""
+    names = ['exporters_node_exporter_port']
+    if is_worker_node and node_value(node_vars, 'exporters_amdgpu_exporter_enabled') is not False:
+        names.append('exporters_amdgpu_exporter_port')
+    if is_gateway:
+        names.append('exporters_nginx_exporter_port')
+        if _int(node_value(node_vars, 'exporters_gateway_log_port')) != 0:
+            names.append('exporters_gateway_log_port')
+    ports = [_int(node_value(node_vars, name)) for name in names]
+    if any(port is None or not 1 <= port <= 65535 for port in ports):
+        return None
+    specs = [(port, port) for port in ports]
+    if is_worker_node:
+        specs.append(worker_range)
+    return sorted(set(specs))
+
+
 def port_spec(value):
     """A port (8000) or range ("8000-8007") -> (low, high); None when not a valid port or range."""
     single = _int(value)
@@ -242,6 +267,8 @@ def needed_hosts(values, hostvars, groups, host):
     if host in _members(groups, worker_group):
         needed.append((host, 'it serves workers'))
         needed.extend((peer, 'a gateway of the workers') for peer in _members(groups, gateway_group))
+    monitoring_group = values.get('firewall_monitoring_group')
+    needed.extend((peer, 'a monitoring host') for peer in _members(groups, monitoring_group))
     for entry in values.get('firewall_allow') or []:
         from_groups = entry.get('from_groups') if isinstance(entry, Mapping) else None
         if isinstance(from_groups, (list, tuple)):
@@ -355,6 +382,18 @@ def firewall_rules(values, hostvars, groups, host):
         if ports:
             clients = _networks(values.get('firewall_gateway_client_cidrs') or [], 'gateway_client_cidrs')
             accept.extend(_rules(clients, 'tcp', [(port, port) for port in ports], 'gateway from gateway_client_cidrs'))
+    monitoring_group = values.get('firewall_monitoring_group')
+    if monitoring_group is not None and not is_group_name(monitoring_group):
+        raise AnsibleFilterError('firewall group name %s is not a group name' % show(monitoring_group))
+    monitors = _members(groups, monitoring_group)
+    if monitors:
+        is_worker_node = host in _members(groups, worker_group)
+        worker_range = worker_ports(me, values.get('firewall_worker_port_count')) if is_worker_node else None
+        specs = metrics_ports(me, is_worker_node, host in _members(groups, gateway_group), worker_range)
+        if specs is None:
+            raise AnsibleFilterError('the exporter ports of %s are not valid ports (exporters_*_port)' % host)
+        sources = [address_of(hostvars, name)[0] for name in monitors]
+        accept.extend(_rules(_networks(sources, 'private address'), 'tcp', specs, 'metrics from %s' % monitoring_group))
     for index, entry in enumerate(values.get('firewall_allow') or []):
         what = 'firewall_allow[%d]' % index
         if not isinstance(entry, Mapping) or sorted(set(entry) - set(ALLOW_KEYS)):

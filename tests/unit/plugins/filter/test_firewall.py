@@ -294,3 +294,51 @@ nft list tables
     assert listed == (tmp_path / 'listed-again').read_text()
     assert listed.count('accept comment "SSH from firewall_admin_cidrs"') == 2
     assert 'ip saddr { 10.89.77.201, 10.89.77.211 } tcp dport 8000 counter packets 0 bytes 0 accept' in listed
+
+
+# The monitoring hosts scrape every host's exporters and the workers' /metrics; with none, no rule.
+MONITOR = {'ansible_facts': {'default_ipv4': {'address': '10.89.77.221'}}}
+
+
+@pytest.mark.parametrize('host, changes, ports', [
+    ('gpu-node-1', {}, ['5000', '8000', '9100']),
+    ('gateway-1', {}, ['3903', '9100', '9113']),
+    ('monitor-1', {}, ['9100']),
+    ('gateway-1', {'exporters_gateway_log_port': 0}, ['9100', '9113']),
+    ('gpu-node-1', {'exporters_amdgpu_exporter_enabled': False, 'exporters_node_exporter_port': 8001}, ['8000-8001']),
+    ('gpu-node-2', {'workers_gpus': [0, 1, 2, 3]}, ['5000', '8000-8003', '9100']),
+], ids=['gpu-node', 'gateway', 'monitoring-host', 'gateway-without-log', 'adjacent-ports-merge', 'four-workers'])
+def test_monitoring_hosts_reach_the_metrics(host, changes, ports):
+    hostvars = copy.deepcopy(HOSTVARS)
+    hostvars['monitor-1'] = copy.deepcopy(MONITOR)
+    hostvars[host] = dict(hostvars.get(host) or {}, **changes)
+    groups = dict(GROUPS, monitoring=['monitor-1'], all=list(GROUPS.get('all', [])) + ['monitor-1'])
+    values = dict(VALUES, firewall_monitoring_group='monitoring')
+    metrics = [item for item in firewall_rules(values, hostvars, groups, host)['accept'] if item['comment'] == 'metrics from monitoring']
+    assert metrics == [rule('ip', ['10.89.77.221'], ports, 'metrics from monitoring')]
+
+
+def test_no_monitoring_host_no_metrics_rule():
+    values = dict(VALUES, firewall_monitoring_group='monitoring')
+    for host in EXPECTED:
+        assert all(item['comment'] != 'metrics from monitoring' for item in firewall_rules(values, HOSTVARS, GROUPS, host)['accept'])
+
+
+@pytest.mark.parametrize('changes, message', [
+    ({'firewall_monitoring_group': 'mon-hosts'}, 'is not a group name'),
+    ({'exporters_node_exporter_port': 70000}, 'exporter ports of gpu-node-1'),
+], ids=['group-name', 'exporter-port'])
+def test_monitoring_inputs_refused(changes, message):
+    hostvars = copy.deepcopy(HOSTVARS)
+    hostvars['monitor-1'] = copy.deepcopy(MONITOR)
+    values = dict(VALUES, firewall_monitoring_group='monitoring')
+    values.update(dict((key, value) for key, value in changes.items() if key.startswith('firewall_')))
+    hostvars['gpu-node-1'].update(dict((key, value) for key, value in changes.items() if not key.startswith('firewall_')))
+    with pytest.raises(AnsibleFilterError, match=message):
+        firewall_rules(values, hostvars, dict(GROUPS, monitoring=['monitor-1']), 'gpu-node-1')
+
+
+def test_an_unknown_monitoring_host_address_stops_the_rules():
+    values = dict(VALUES, firewall_monitoring_group='monitoring')
+    with pytest.raises(AnsibleFilterError, match='monitor-1'):
+        firewall_rules(values, dict(HOSTVARS, **{'monitor-1': {}}), dict(GROUPS, monitoring=['monitor-1']), 'gpu-node-1')
