@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from . import buildstage, deps, hosts, image, model, repository, wheelhouse
+from . import buildstage, deps, faults, hosts, image, model, repository, wheelhouse
 from .common import CONTAINERS_CONF, CONTAINERS_CONF_TEXT, LAB, REPO, ROOT, LabError, lab_env, log, say, step, write_if_changed
 
 # The command, as messages name it (lab/bin/labctl runs this package).
@@ -133,6 +133,12 @@ def cmd_buildtools(_args):
     buildstage.buildtools()
 
 
+def cmd_fault(args):
+    """Set or clear a simulated fault on one GPU of a lab host (what its stub AMD exporter reports)."""
+    with step('fault: %s GPU %d' % (args.host, args.gpu)):
+        faults.apply(args.host, args.gpu, faults.fault_document(args))
+
+
 COMMANDS = {
     'deps': cmd_deps,
     'image': cmd_image,
@@ -146,6 +152,7 @@ COMMANDS = {
     'model': cmd_model,
     'sources': cmd_sources,
     'buildtools': cmd_buildtools,
+    'fault': cmd_fault,
 }
 # Commands that need neither root nor the containers.conf (they only print).
 UNPRIVILEGED = ('env',)
@@ -160,6 +167,8 @@ def build_parser():
         cmd.set_defaults(func=func)
         if name == 'molecule':
             cmd.add_argument('molecule_args', nargs=argparse.REMAINDER)
+        if name == 'fault':
+            faults.add_arguments(cmd)
         if name == 'sources':
             cmd.add_argument('--reset', action='store_true', help='back to the first commits')
             cmd.add_argument('--advance', metavar='NAME', help='add a commit to the main branch of NAME')

@@ -34,7 +34,7 @@ def package_layouts():
 
 
 def _spec_package(spec, name):
-    return spec['packages'].get(name) or spec['driver_packages'][name]
+    return spec['packages'].get(name) or spec['driver_packages'].get(name) or spec['exporter_packages'][name]
 
 
 def package_versions(spec, release, suite):
@@ -49,6 +49,9 @@ def package_versions(spec, release, suite):
     drv = rel['amdgpu']
     versions['amdgpu-dkms'] = '1:%s.%s-%s.%s' % (drv['kernel_driver'], drv['build'], drv['revision'], ubuntu)
     versions['amdgpu-dkms-firmware'] = '%s.0.%s-%s.%s' % (drv['release'], drv['build'], drv['revision'], ubuntu)
+    exporter = spec.get('exporter')
+    for name in spec.get('exporter_packages') or {}:
+        versions[name] = '%s-%s~%s' % (exporter['release'], exporter['revision'], ubuntu)
     return versions
 
 

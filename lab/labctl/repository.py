@@ -124,6 +124,17 @@ def _build_tree(spec, fpr, out, work):
         write_indexes(spec, drv_base, 'amdgpu %s' % drv_release, fpr)
         say('    ROCm %s + amdgpu %s: %d packages x %d suites' % (
             release, drv_release, len(spec['packages']) + len(spec['driver_packages']), len(spec['suites'])))
+    # AMD's Device Metrics Exporter: its own repository, device-metrics-exporter/apt/<release>, with the same key.
+    exporter = spec.get('exporter')
+    if exporter:
+        base = os.path.join(out, 'device-metrics-exporter', 'apt', exporter['release'])
+        newest = sorted(spec['releases'])[-1]
+        for suite in spec['suites']:
+            versions = packages.package_versions(spec, newest, suite)
+            packages.build_debs(spec, spec['exporter_packages'], newest, suite, versions, base, work)
+        write_indexes(spec, base, 'device-metrics-exporter %s' % exporter['release'], fpr)
+        say('    device-metrics-exporter %s: %d package(s) x %d suites' % (exporter['release'], len(spec['exporter_packages']),
+                                                                         len(spec['suites'])))
     shutil.copy(REPO_KEY_ASC, os.path.join(out, 'rocm', 'rocm.gpg.key'))
 
 

@@ -12,19 +12,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-import shutil
-
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-UNPACKED = os.path.join(ROOT, '.cache', 'prometheus', 'root', 'usr', 'bin', 'promtool')
+from promql_names import find_promtool
 
 
 @pytest.fixture(scope='session')
 def promtool():
-    for candidate in (os.environ.get('LLMFLEET_PROMTOOL'), UNPACKED, shutil.which('promtool')):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    pytest.fail('no promtool: run tests/tools/promtool.sh (it unpacks Debian\'s prometheus package into .cache/prometheus/)'
-                ' or set LLMFLEET_PROMTOOL')
+    return find_promtool()

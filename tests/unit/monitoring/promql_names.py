@@ -15,8 +15,12 @@ __metaclass__ = type
 
 import os
 import re
+import shutil
+
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+UNPACKED_PROMTOOL = os.path.join(HERE, '..', '..', '..', '.cache', 'prometheus', 'root', 'usr', 'bin', 'promtool')
 FIXTURES = os.path.join(HERE, '..', 'fixtures')
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
 _MATCHERS_RE = re.compile(r'\{[^{}]*\}')
@@ -75,3 +79,12 @@ def served_names():
     # The node exporter's apt textfile collector (Debian's prometheus-node-exporter-collectors, apt_info.py).
     result['node'].add('node_reboot_required')
     return result
+
+
+def find_promtool():
+    """LLMFLEET_PROMTOOL, else the one tests/tools/promtool.sh unpacked, else promtool on PATH; the test fails without one."""
+    for candidate in (os.environ.get('LLMFLEET_PROMTOOL'), UNPACKED_PROMTOOL, shutil.which('promtool')):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    pytest.fail('no promtool: run tests/tools/promtool.sh (it unpacks Debian\'s prometheus package into .cache/prometheus/)'
+                ' or set LLMFLEET_PROMTOOL')
