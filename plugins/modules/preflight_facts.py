@@ -29,6 +29,9 @@ description:
   - I(paths) says, for each path, whether it exists and is writable (the tuning role checks the files its settings need).
   - I(files) says, for each file, whether it exists, whether it is a symbolic link and where that leads, and its digest,
     which is what a loop of M(ansible.builtin.stat) would read, in one call (the workers role reads its records and markers so).
+    With a C(want) (the state, the digest of the content a template renders, owner, group, mode, a link's target) it also
+    says whether the file is as wanted, and C(files_differing) names those that are not: the roles read every file they
+    write in one call and run a write task only for a file that differs.
   - C(installed) runs C(dpkg-query --show) and returns, outside C(ansible_facts) (so that no fact cache keeps it past the
     run), every installed package with its version and whether it is held. The base role reads it once per run; the
     roles skip an install whose packages are all there. Asked for only by name (not in the default I(readings)).
@@ -92,10 +95,35 @@ options:
         type: path
         required: true
       checksum:
-        description: The digest of a regular file to compute (V(none) computes none).
+        description: The digest of a regular file to compute (V(none) computes none, but for a C(want) with a checksum, which is a SHA-1).
         type: str
         choices: [none, sha1, sha256]
         default: none
+      want:
+        description:
+          - What the file should be. What it does not name is not judged.
+        type: dict
+        suboptions:
+          state:
+            description: A regular file, a directory, a symbolic link, or nothing.
+            type: str
+            choices: [file, directory, link, absent]
+            default: file
+          checksum:
+            description: The SHA-1 of the content wanted, for example C(lookup('ansible.builtin.template', 'x.j2') | hash('sha1')).
+            type: str
+          owner:
+            description: The owner's name.
+            type: str
+          group:
+            description: The group's name.
+            type: str
+          mode:
+            description: The mode, as an octal string.
+            type: str
+          src:
+            description: The target a link should hold, as written in it.
+            type: str
   proc_path:
     description:
       - Where procfs is mounted. Only tests, chroots and the lab change it (a container shows its host's
@@ -285,6 +313,13 @@ ansible_facts:
           returned: always
           type: dict
           sample: {record: {exists: true, islnk: false, lnk_source: null, checksum: 3f786850e387550fdab836ed7e6dc881de23001b}}
+        files_differing:
+          description: >-
+            The files of I(files) with a C(want) that they are not, by name (or path), each with how it differs (for example
+            C(content differs), C(mode 0640, wanted 0644), C(is absent, wanted file)); empty when every one is as wanted.
+          returned: always
+          type: dict
+          sample: {unit: [content differs]}
 installed:
   description: >-
     Every package dpkg has installed (state C(i)), by name, with its C(version) and C(held) (its selection is C(hold));
@@ -309,7 +344,7 @@ import os
 import posixpath
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils import apt_policy, cmdline, dpkg_query, kernel, secure_boot
+from ansible_collections.llmfleet.rocm.plugins.module_utils import apt_policy, cmdline, dpkg_query, file_state, kernel, secure_boot
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import (
     ToolRunner,
@@ -415,14 +450,16 @@ def read_sockets(sysfs_path):
 
 
 def read_files(files):
-    found = {}
+    """The readings of files, and the names of those with a want that they are not, each with how."""
+    found, differing = {}, {}
     for entry in files:
         path = entry['path']
         islnk = os.path.islink(path)
         reading = {'exists': os.path.lexists(path), 'islnk': islnk,
                    'lnk_source': os.path.realpath(path) if islnk else None, 'checksum': None}
-        if entry['checksum'] != 'none' and not islnk and os.path.isfile(path):
-            digest = hashlib.new(entry['checksum'])
+        algorithm = 'sha1' if entry['checksum'] == 'none' and (entry.get('want') or {}).get('checksum') else entry['checksum']
+        if algorithm != 'none' and not islnk and os.path.isfile(path):
+            digest = hashlib.new(algorithm)
             try:
                 with open(path, 'rb') as handle:
                     for block in iter(lambda: handle.read(1 << 20), b''):
@@ -430,8 +467,18 @@ def read_files(files):
                 reading['checksum'] = digest.hexdigest()
             except (IOError, OSError):
                 pass
-        found[entry['name'] or path] = reading
-    return found
+        name = entry['name'] or path
+        found[name] = reading
+        if entry.get('want'):
+            judged = dict(file_state.read_state(path), checksum=reading['checksum'])
+            problems = file_state.differences(judged, entry['want'])
+            if problems:
+                differing[name] = problems
+    return found, differing
+
+
+def _octal(text):
+    return 0 < len(str(text)) <= 4 and all(digit in '01234567' for digit in str(text))
 
 
 def read_paths(paths):
@@ -454,7 +501,11 @@ def main():
             files=dict(type='list', elements='dict', default=[], options=dict(
                 name=dict(type='str'),
                 path=dict(type='path', required=True),
-                checksum=dict(type='str', choices=['none', 'sha1', 'sha256'], default='none'))),
+                checksum=dict(type='str', choices=['none', 'sha1', 'sha256'], default='none'),
+                want=dict(type='dict', options=dict(
+                    state=dict(type='str', choices=list(file_state.STATES), default='file'),
+                    checksum=dict(type='str'), owner=dict(type='str'), group=dict(type='str'), mode=dict(type='str'),
+                    src=dict(type='str'))))),
             proc_path=dict(type='path', default='/proc'),
             sysfs_path=dict(type='path', default='/sys'),
         ),
@@ -480,7 +531,13 @@ def main():
     if 'sockets' in readings:
         facts['sockets'] = read_sockets(params['sysfs_path'])
     facts['paths'] = read_paths(params['paths'])
-    facts['files'] = read_files(params['files'])
+    for entry in params['files']:
+        want = entry.get('want') or {}
+        if want.get('checksum') and entry['checksum'] == 'sha256':
+            module.fail_json(msg='files: %s has a want with a checksum, which is a SHA-1: give it checksum: sha1 (or none).' % (entry['name'] or entry['path']))
+        if want.get('mode') is not None and not _octal(want['mode']):
+            module.fail_json(msg='files: %s wants mode %r, which is not an octal mode such as "0644".' % (entry['name'] or entry['path'], want['mode']))
+    facts['files'], facts['files_differing'] = read_files(params['files'])
     result = {}
     if 'installed' in readings:
         result['installed'], result['installed_error'] = read_installed(runner)

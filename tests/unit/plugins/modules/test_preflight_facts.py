@@ -89,7 +89,7 @@ def test_efivar_when_mokutil_does_not_answer(node):
     _result, facts = run(node, readings=['secure_boot'])
     assert facts['secure_boot'] == {'state': 'enabled', 'source': 'efivar', 'shim_validation': None,
                                     'detail': 'EFI variable SecureBoot = 1'}
-    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files'}
+    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files', 'files_differing'}
 
 
 def test_mokutil_without_efi(node):
@@ -205,3 +205,41 @@ def test_files_are_read_as_stat_would(node, tmp_path):
     assert found[str(record) + '.x'] == {'exists': False, 'islnk': False, 'lnk_source': None, 'checksum': None}
     assert found['venv'] == {'exists': True, 'islnk': True, 'lnk_source': str(target), 'checksum': None}
     assert found[str(dangling)]['exists'] is True and found[str(dangling)]['islnk'] is True
+
+
+def test_files_with_a_want_say_which_differ(node, tmp_path):
+    import grp
+    import pwd
+    owner, group = pwd.getpwuid(os.getuid())[0], grp.getgrgid(os.getgid())[0]
+    unit = tmp_path / 'unit'
+    unit.write_text('[Unit]\n')
+    unit.chmod(0o644)
+    drifted = tmp_path / 'drifted'
+    drifted.write_text('[Unit]\n')
+    drifted.chmod(0o600)
+    link = tmp_path / 'current'
+    link.symlink_to('venv-1')
+    digest = hashlib.sha1(b'[Unit]\n').hexdigest()
+    same = dict(state='file', checksum=digest, owner=owner, group=group, mode='0644')
+    files = [{'name': 'unit', 'path': str(unit), 'want': same},
+             {'name': 'drifted', 'path': str(drifted), 'want': same},
+             {'name': 'edited', 'path': str(unit), 'want': dict(same, checksum=hashlib.sha1(b'x').hexdigest())},
+             {'name': 'missing', 'path': str(tmp_path / 'missing'), 'want': same},
+             {'name': 'dir', 'path': str(tmp_path), 'want': dict(state='directory', owner=owner)},
+             {'name': 'link', 'path': str(link), 'want': dict(state='link', src='venv-1')},
+             {'name': 'moved', 'path': str(link), 'want': dict(state='link', src='venv-2')},
+             {'name': 'gone', 'path': str(tmp_path / 'gone'), 'want': dict(state='absent')},
+             {'name': 'read only', 'path': str(unit)}]
+    _result, facts = run(node, readings=[], files=files)
+    assert facts['files_differing'] == {'drifted': ['mode 0600, wanted 0644'], 'edited': ['content differs'],
+                                        'missing': ['is absent, wanted file'], 'moved': ['points at venv-1, wanted venv-2']}
+    assert facts['files']['unit']['checksum'] == digest and facts['files']['read only']['checksum'] is None
+
+
+@pytest.mark.parametrize('entry, message', [
+    pytest.param({'path': '/etc/x', 'checksum': 'sha256', 'want': {'checksum': 'ab'}}, 'which is a SHA-1', id='want-checksum-sha256'),
+    pytest.param({'path': '/etc/x', 'want': {'mode': 'rw-'}}, 'not an octal mode', id='want-mode-not-octal'),
+])
+def test_files_with_a_bad_want_are_refused(node, entry, message):
+    result = node.run('preflight_facts', readings=[], files=[entry])
+    assert result['failed'] is True and message in result['msg']

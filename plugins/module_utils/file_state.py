@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Whether a path on the node is as a role would write it: the judgement behind skipping a write that would change nothing.
+
+A role reads every file it writes in one module call, each with what it wants there (the state, the digest of the content
+its template renders, owner, group, mode, a link's target); a write task runs only for the files that differ. The same
+template, copy, file or link task then does the writing, with its diff, its validation and its handlers, as before.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import grp
+import os
+import pwd
+import stat
+
+STATES = ('file', 'directory', 'link', 'absent')
+
+
+def _name(lookup, number):
+    try:
+        return lookup(number)[0]
+    except KeyError:
+        return str(number)
+
+
+def read_state(path):
+    """What is at path, without following a link: its kind, owner, group, mode and a link's target as written."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return {'state': 'absent', 'owner': None, 'group': None, 'mode': None, 'link_target': None}
+    kind = ('link' if stat.S_ISLNK(info.st_mode) else 'directory' if stat.S_ISDIR(info.st_mode)
+            else 'file' if stat.S_ISREG(info.st_mode) else 'other')
+    return {'state': kind, 'owner': _name(pwd.getpwuid, info.st_uid), 'group': _name(grp.getgrgid, info.st_gid),
+            'mode': '%04o' % stat.S_IMODE(info.st_mode), 'link_target': os.readlink(path) if kind == 'link' else None}
+
+
+def differences(reading, want):
+    """The ways reading (read_state plus a 'checksum') differs from want, as short phrases; [] when it is as wanted.
+
+    want: state (file, directory, link, absent), and optionally checksum (of a file), owner, group, mode (octal text) and
+    src (a link's target as the link holds it). What want does not name is not judged.
+    """
+    wanted_state = want.get('state') or 'file'
+    if reading['state'] != wanted_state:
+        return ['is %s, wanted %s' % (reading['state'], wanted_state)]
+    if wanted_state == 'absent':
+        return []
+    found = []
+    if wanted_state == 'file' and want.get('checksum') and reading.get('checksum') != want['checksum']:
+        found.append('content differs')
+    if wanted_state == 'link' and want.get('src') is not None and reading['link_target'] != want['src']:
+        found.append('points at %s, wanted %s' % (reading['link_target'], want['src']))
+    if wanted_state != 'link':
+        for key in ('owner', 'group'):
+            if want.get(key) is not None and reading[key] != want[key]:
+                found.append('%s %s, wanted %s' % (key, reading[key], want[key]))
+        if want.get('mode') is not None and reading['mode'] != '%04o' % int(str(want['mode']), 8):
+            found.append('mode %s, wanted %s' % (reading['mode'], want['mode']))
+    return found
