@@ -42,8 +42,9 @@ def read_state(path):
 def differences(reading, want):
     """The ways reading (read_state plus a 'checksum') differs from want, as short phrases; [] when it is as wanted.
 
-    want: state (file, directory, link, absent), and optionally checksum (of a file), owner, group, mode (octal text) and
-    src (a link's target as the link holds it). What want does not name is not judged.
+    want: state (file, directory, link, absent), and optionally checksum (of a file), lines (lines a file must hold,
+    compared without their leading and trailing white space; reading['lines'] holds the file's lines so compared), owner,
+    group, mode (octal text) and src (a link's target as the link holds it). What want does not name is not judged.
     """
     wanted_state = want.get('state') or 'file'
     if reading['state'] != wanted_state:
@@ -53,6 +54,10 @@ def differences(reading, want):
     found = []
     if wanted_state == 'file' and want.get('checksum') and reading.get('checksum') != want['checksum']:
         found.append('content differs')
+    if wanted_state == 'file' and want.get('lines'):
+        missing = [line for line in want['lines'] if line.strip() not in (reading.get('lines') or ())]
+        if missing:
+            found.append('lacks %s' % ', '.join(repr(line.strip()) for line in missing))
     if wanted_state == 'link' and want.get('src') is not None and reading['link_target'] != want['src']:
         found.append('points at %s, wanted %s' % (reading['link_target'], want['src']))
     if wanted_state != 'link':
@@ -62,3 +67,12 @@ def differences(reading, want):
         if want.get('mode') is not None and reading['mode'] != '%04o' % int(str(want['mode']), 8):
             found.append('mode %s, wanted %s' % (reading['mode'], want['mode']))
     return found
+
+
+def read_lines(path):
+    """The set of a text file's lines without their leading and trailing white space (empty when it cannot be read)."""
+    try:
+        with open(path, 'rb') as handle:
+            return set(line.strip() for line in handle.read().decode('utf-8', 'replace').splitlines())
+    except (IOError, OSError):
+        return set()

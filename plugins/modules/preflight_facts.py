@@ -112,6 +112,11 @@ options:
           checksum:
             description: The SHA-1 of the content wanted, for example C(lookup('ansible.builtin.template', 'x.j2') | hash('sha1')).
             type: str
+          lines:
+            description: Lines the file must hold (each compared without leading and trailing white space), for a file that
+              M(ansible.builtin.lineinfile) edits.
+            type: list
+            elements: str
           owner:
             description: The owner's name.
             type: str
@@ -470,7 +475,8 @@ def read_files(files):
         name = entry['name'] or path
         found[name] = reading
         if entry.get('want'):
-            judged = dict(file_state.read_state(path), checksum=reading['checksum'])
+            judged = dict(file_state.read_state(path), checksum=reading['checksum'],
+                          lines=file_state.read_lines(path) if entry['want'].get('lines') else None)
             problems = file_state.differences(judged, entry['want'])
             if problems:
                 differing[name] = problems
@@ -504,7 +510,8 @@ def main():
                 checksum=dict(type='str', choices=['none', 'sha1', 'sha256'], default='none'),
                 want=dict(type='dict', options=dict(
                     state=dict(type='str', choices=list(file_state.STATES), default='file'),
-                    checksum=dict(type='str'), owner=dict(type='str'), group=dict(type='str'), mode=dict(type='str'),
+                    checksum=dict(type='str'), lines=dict(type='list', elements='str'), owner=dict(type='str'),
+                    group=dict(type='str'), mode=dict(type='str'),
                     src=dict(type='str'))))),
             proc_path=dict(type='path', default='/proc'),
             sysfs_path=dict(type='path', default='/sys'),

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.file_state import differences, read_state
+from ansible_collections.llmfleet.rocm.plugins.module_utils.file_state import differences, read_lines, read_state
 
 FILE = {'state': 'file', 'owner': 'root', 'group': 'root', 'mode': '0644', 'link_target': None, 'checksum': 'aa'}
 DIRECTORY = dict(FILE, state='directory', mode='0755', checksum=None)
@@ -38,6 +38,10 @@ ABSENT = {'state': 'absent', 'owner': None, 'group': None, 'mode': None, 'link_t
     pytest.param(LINK, {'state': 'link', 'src': '/opt/venv-1', 'mode': '0644'}, [], id='link-mode-not-judged'),
     pytest.param(FILE, {'state': 'link', 'src': '/opt/venv-1'}, ['is file, wanted link'], id='file-for-a-link'),
     pytest.param(ABSENT, {'state': 'absent'}, [], id='absent-as-wanted'),
+    pytest.param(dict(FILE, lines={'worker_connections 4096;', 'user www-data;'}), {'lines': ['    worker_connections 4096;']}, [],
+                 id='lines-held'),
+    pytest.param(dict(FILE, lines={'worker_connections 768;'}), {'lines': ['worker_connections 4096;', 'x 1;']},
+                 ["lacks 'worker_connections 4096;', 'x 1;'"], id='lines-lacking'),
     pytest.param(FILE, {'state': 'absent'}, ['is file, wanted absent'], id='present-wanted-absent'),
 ])
 def test_differences(reading, want, found):
@@ -57,3 +61,10 @@ def test_read_state_of_each_kind(tmp_path):
     assert read_state(str(link))['state'] == 'link' and read_state(str(link))['link_target'] == 'f'
     assert read_state(str(fifo))['state'] == 'other'
     assert read_state(str(tmp_path / 'none')) == {'state': 'absent', 'owner': None, 'group': None, 'mode': None, 'link_target': None}
+
+
+def test_read_lines(tmp_path):
+    conf = tmp_path / 'nginx.conf'
+    conf.write_bytes(b'events {\n\tworker_connections 4096;  \n}\n')
+    assert read_lines(str(conf)) == {'events {', 'worker_connections 4096;', '}'}
+    assert read_lines(str(tmp_path / 'none')) == set()

@@ -229,10 +229,12 @@ def test_files_with_a_want_say_which_differ(node, tmp_path):
              {'name': 'link', 'path': str(link), 'want': dict(state='link', src='venv-1')},
              {'name': 'moved', 'path': str(link), 'want': dict(state='link', src='venv-2')},
              {'name': 'gone', 'path': str(tmp_path / 'gone'), 'want': dict(state='absent')},
-             {'name': 'read only', 'path': str(unit)}]
+             {'name': 'read only', 'path': str(unit)},
+             {'name': 'lines', 'path': str(unit), 'want': {'lines': ['[Unit]', 'Wants=x']}}]
     _result, facts = run(node, readings=[], files=files)
     assert facts['files_differing'] == {'drifted': ['mode 0600, wanted 0644'], 'edited': ['content differs'],
-                                        'missing': ['is absent, wanted file'], 'moved': ['points at venv-1, wanted venv-2']}
+                                        'missing': ['is absent, wanted file'], 'moved': ['points at venv-1, wanted venv-2'],
+                                        'lines': ["lacks 'Wants=x'"]}
     assert facts['files']['unit']['checksum'] == digest and facts['files']['read only']['checksum'] is None
 
 
