@@ -59,9 +59,9 @@ def test_recipe_is_sglang_without_dependencies_beside_torch_cpu_and_what_its_par
     assert wheelhouse.check_engine_recipe(SGLANG) == []
     assert (SGLANG['name'], SGLANG['python'], SGLANG['no_deps']) == ('sglang', '3.11', ['sglang==0.5.23'])
     assert 'torch==2.13.0+cpu' in SGLANG['requirements']
-    # What SGLang's parser needs (DESIGN.md, section 1).
+    # What SGLang's parser needs (DESIGN.md, section 1), and huggingface_hub for its launcher's --help.
     for name in ['aiohttp', 'IPython', 'msgspec', 'numpy', 'orjson', 'packaging', 'pillow', 'psutil', 'pybase64',
-                 'pydantic', 'pyzmq', 'requests', 'starlette', 'tqdm', 'triton']:
+                 'pydantic', 'pyzmq', 'requests', 'starlette', 'tqdm', 'triton', 'huggingface_hub']:
         assert any(item.split('==')[0] == name for item in SGLANG['requirements']), name
     # A file of its own: the first wheelhouse's key, hence the sandbox's venvs, stay as they are.
     assert wheelhouse.sglang_key() != wheelhouse.wheelhouse_key()
