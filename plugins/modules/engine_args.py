@@ -71,7 +71,10 @@ errors:
   returned: failure
   type: list
   elements: str
-  sample: ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight')"]
+  sample:
+    - "argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight', 'lof',
+      'priority', 'routing-key', 'hrrn', 'shortest-prefill-first')"
+    - "unrecognized arguments: --enable-load-balance"
 '''
 
 import json

@@ -34,7 +34,8 @@ PARSER_MODULES = {
 }
 
 
-# SGLang 0.5.23's parser in small: --model-path is required, the choices are SGLang's (DESIGN.md section 1).
+# SGLang 0.5.23's parser in small: --model-path is required, the choices are SGLang 0.5.23's (its parser, built in the
+# lab's SGLang venv, gives these messages word for word for the seed's flags).
 SGLANG_MODULES = {
     'sglang/__init__.py': '',
     'sglang/srt/__init__.py': '',
@@ -47,7 +48,8 @@ SGLANG_MODULES = {
         '        parser.add_argument("--dp-size", "--dp", type=int)\n'
         '        parser.add_argument("--port", type=int)\n'
         '        parser.add_argument("--context-length", type=int)\n'
-        '        parser.add_argument("--schedule-policy", choices=["lpm", "random", "fcfs", "dfs-weight"])\n'
+        '        parser.add_argument("--schedule-policy", choices=["lpm", "random", "fcfs", "dfs-weight", "lof", "priority",\n'
+        '                                                          "routing-key", "hrrn", "shortest-prefill-first"])\n'
         '        parser.add_argument("--load-balance-method",\n'
         '                            choices=["auto", "round_robin", "follow_bootstrap_room", "total_requests",\n'
         '                                     "total_tokens"])\n'
@@ -133,12 +135,14 @@ def test_sglang_flags_its_parser_knows_pass(node, tmp_path, args):
     (['--tp', '8', '--schedule-policy', 'fcfs', '--enable-radix-cache'],
      ['unrecognized arguments: --enable-radix-cache']),
     (['--tp', '8', '--schedule-policy', 'shortest-queue', '--enable-load-balance'],
-     ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight')",
+     ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight', 'lof', "
+     "'priority', 'routing-key', 'hrrn', 'shortest-prefill-first')",
       'unrecognized arguments: --enable-load-balance']),
     (['--tp', '8', '--enable-radix-cache', '--radix-cache-max-size', '100000'],
      ['unrecognized arguments: --enable-radix-cache --radix-cache-max-size 100000']),
     (['--schedule-policy=shortest-queue', '--load-balance-method', 'shortest_queue', '--tp', 'eight'],
-     ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight')",
+     ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from 'lpm', 'random', 'fcfs', 'dfs-weight', 'lof', "
+     "'priority', 'routing-key', 'hrrn', 'shortest-prefill-first')",
       "argument --load-balance-method: invalid choice: 'shortest_queue' (choose from 'auto', 'round_robin', "
       "'follow_bootstrap_room', 'total_requests', 'total_tokens')",
       "argument --tp-size/--tp: invalid int value: 'eight'"]),
