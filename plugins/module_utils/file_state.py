@@ -76,3 +76,28 @@ def read_lines(path):
             return set(line.strip() for line in handle.read().decode('utf-8', 'replace').splitlines())
     except (IOError, OSError):
         return set()
+
+
+def read_accounts(users, groups):
+    """Whether each group exists, and each user's primary group, supplementary groups, home and shell (None: no such user).
+
+    Read through the name service, as the group and user modules find them.
+    """
+    found_groups = {}
+    for name in groups:
+        try:
+            found_groups[name] = {'exists': True, 'gid': grp.getgrnam(name).gr_gid}
+        except KeyError:
+            found_groups[name] = {'exists': False, 'gid': None}
+    found_users = {}
+    for name in users:
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            found_users[name] = None
+            continue
+        supplementary = sorted(set(_name(grp.getgrgid, gid) for gid in os.getgrouplist(name, entry.pw_gid)
+                                   if gid != entry.pw_gid))
+        found_users[name] = {'group': _name(grp.getgrgid, entry.pw_gid), 'groups': supplementary,
+                             'home': entry.pw_dir, 'shell': entry.pw_shell}
+    return found_users, found_groups

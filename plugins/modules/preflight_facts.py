@@ -32,6 +32,8 @@ description:
     With a C(want) (the state, the digest of the content a template renders, owner, group, mode, a link's target) it also
     says whether the file is as wanted, and C(files_differing) names those that are not: the roles read every file they
     write in one call and run a write task only for a file that differs.
+  - I(users) and I(groups) say, through the name service, which groups exist and each user's primary group,
+    supplementary groups, home and shell (what M(ansible.builtin.group) and M(ansible.builtin.user) would find).
   - C(installed) runs C(dpkg-query --show) and returns, outside C(ansible_facts) (so that no fact cache keeps it past the
     run), every installed package with its version and whether it is held. The base role reads it once per run; the
     roles skip an install whose packages are all there. Asked for only by name (not in the default I(readings)).
@@ -129,6 +131,18 @@ options:
           src:
             description: The target a link should hold, as written in it.
             type: str
+  users:
+    description:
+      - Users to look up; C(users) in the result gives each one's reading, or null where there is no such user.
+    type: list
+    elements: str
+    default: []
+  groups:
+    description:
+      - Groups to look up; C(groups) in the result says for each whether it exists.
+    type: list
+    elements: str
+    default: []
   proc_path:
     description:
       - Where procfs is mounted. Only tests, chroots and the lab change it (a container shows its host's
@@ -318,6 +332,17 @@ ansible_facts:
           returned: always
           type: dict
           sample: {record: {exists: true, islnk: false, lnk_source: null, checksum: 3f786850e387550fdab836ed7e6dc881de23001b}}
+        users:
+          description: Per user of I(users), its C(group), C(groups) (the supplementary ones, sorted), C(home) and C(shell),
+            or null where there is no such user.
+          returned: always
+          type: dict
+          sample: {llmfleet: {group: llmfleet, groups: [render, video], home: /var/lib/llmfleet, shell: /usr/sbin/nologin}}
+        groups:
+          description: Per group of I(groups), C(exists) and C(gid) (null when it does not exist).
+          returned: always
+          type: dict
+          sample: {render: {exists: true, gid: 105}}
         files_differing:
           description: >-
             The files of I(files) with a C(want) that they are not, by name (or path), each with how it differs (for example
@@ -513,6 +538,8 @@ def main():
                     checksum=dict(type='str'), lines=dict(type='list', elements='str'), owner=dict(type='str'),
                     group=dict(type='str'), mode=dict(type='str'),
                     src=dict(type='str'))))),
+            users=dict(type='list', elements='str', default=[]),
+            groups=dict(type='list', elements='str', default=[]),
             proc_path=dict(type='path', default='/proc'),
             sysfs_path=dict(type='path', default='/sys'),
         ),
@@ -545,6 +572,7 @@ def main():
         if want.get('mode') is not None and not _octal(want['mode']):
             module.fail_json(msg='files: %s wants mode %r, which is not an octal mode such as "0644".' % (entry['name'] or entry['path'], want['mode']))
     facts['files'], facts['files_differing'] = read_files(params['files'])
+    facts['users'], facts['groups'] = file_state.read_accounts(params['users'], params['groups'])
     result = {}
     if 'installed' in readings:
         result['installed'], result['installed_error'] = read_installed(runner)

@@ -89,7 +89,7 @@ def test_efivar_when_mokutil_does_not_answer(node):
     _result, facts = run(node, readings=['secure_boot'])
     assert facts['secure_boot'] == {'state': 'enabled', 'source': 'efivar', 'shim_validation': None,
                                     'detail': 'EFI variable SecureBoot = 1'}
-    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files', 'files_differing'}
+    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files', 'files_differing', 'users', 'groups'}
 
 
 def test_mokutil_without_efi(node):
@@ -245,3 +245,17 @@ def test_files_with_a_want_say_which_differ(node, tmp_path):
 def test_files_with_a_bad_want_are_refused(node, entry, message):
     result = node.run('preflight_facts', readings=[], files=[entry])
     assert result['failed'] is True and message in result['msg']
+
+
+def test_accounts_as_the_name_service_has_them(node):
+    import grp
+    import pwd
+    me = pwd.getpwuid(os.getuid())
+    _result, facts = run(node, readings=[], users=[me.pw_name, 'llmfleet-nobody-such'],
+                         groups=[grp.getgrgid(me.pw_gid).gr_name, 'llmfleet-no-such-group'])
+    assert facts['users']['llmfleet-nobody-such'] is None
+    assert facts['users'][me.pw_name]['group'] == grp.getgrgid(me.pw_gid).gr_name
+    assert facts['users'][me.pw_name]['home'] == me.pw_dir and facts['users'][me.pw_name]['shell'] == me.pw_shell
+    assert grp.getgrgid(me.pw_gid).gr_name not in facts['users'][me.pw_name]['groups']
+    assert facts['groups'] == {grp.getgrgid(me.pw_gid).gr_name: {'exists': True, 'gid': me.pw_gid},
+                               'llmfleet-no-such-group': {'exists': False, 'gid': None}}
