@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import glob
 import grp
 import os
 import pwd
@@ -101,3 +102,20 @@ def read_accounts(users, groups):
         found_users[name] = {'group': _name(grp.getgrgid, entry.pw_gid), 'groups': supplementary,
                              'home': entry.pw_dir, 'shell': entry.pw_shell}
     return found_users, found_groups
+
+
+def read_globs(patterns):
+    """pattern -> the paths it matches (sorted), each with its kind and modification time, as find would list them."""
+    found = {}
+    for pattern in patterns:
+        matches = []
+        for path in sorted(glob.glob(pattern)):
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            kind = ('link' if stat.S_ISLNK(info.st_mode) else 'directory' if stat.S_ISDIR(info.st_mode)
+                    else 'file' if stat.S_ISREG(info.st_mode) else 'other')
+            matches.append({'path': path, 'state': kind, 'mtime': info.st_mtime})
+        found[pattern] = matches
+    return found

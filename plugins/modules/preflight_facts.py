@@ -32,6 +32,8 @@ description:
     With a C(want) (the state, the digest of the content a template renders, owner, group, mode, a link's target) it also
     says whether the file is as wanted, and C(files_differing) names those that are not: the roles read every file they
     write in one call and run a write task only for a file that differs.
+  - I(globs) lists the paths each shell pattern matches, with their kind and modification time (what
+    M(ansible.builtin.find) would list, in the same call).
   - I(users) and I(groups) say, through the name service, which groups exist and each user's primary group,
     supplementary groups, home and shell (what M(ansible.builtin.group) and M(ansible.builtin.user) would find).
   - C(installed) runs C(dpkg-query --show) and returns, outside C(ansible_facts) (so that no fact cache keeps it past the
@@ -131,6 +133,12 @@ options:
           src:
             description: The target a link should hold, as written in it.
             type: str
+  globs:
+    description:
+      - Shell patterns (C(*), C(?), C([...])) of absolute paths; C(globs) in the result lists what each matches.
+    type: list
+    elements: str
+    default: []
   users:
     description:
       - Users to look up; C(users) in the result gives each one's reading, or null where there is no such user.
@@ -332,6 +340,12 @@ ansible_facts:
           returned: always
           type: dict
           sample: {record: {exists: true, islnk: false, lnk_source: null, checksum: 3f786850e387550fdab836ed7e6dc881de23001b}}
+        globs:
+          description: Per pattern of I(globs), the paths it matches (sorted), each with C(path), C(state) (file, directory,
+            link or other) and C(mtime) (seconds since the epoch).
+          returned: always
+          type: dict
+          sample: {/etc/systemd/system/llmfleet-worker-*.service: [{path: /etc/systemd/system/llmfleet-worker-0.service, state: file, mtime: 1796160000.5}]}
         users:
           description: Per user of I(users), its C(group), C(groups) (the supplementary ones, sorted), C(home) and C(shell),
             or null where there is no such user.
@@ -538,6 +552,7 @@ def main():
                     checksum=dict(type='str'), lines=dict(type='list', elements='str'), owner=dict(type='str'),
                     group=dict(type='str'), mode=dict(type='str'),
                     src=dict(type='str'))))),
+            globs=dict(type='list', elements='str', default=[]),
             users=dict(type='list', elements='str', default=[]),
             groups=dict(type='list', elements='str', default=[]),
             proc_path=dict(type='path', default='/proc'),
@@ -573,6 +588,7 @@ def main():
             module.fail_json(msg='files: %s wants mode %r, which is not an octal mode such as "0644".' % (entry['name'] or entry['path'], want['mode']))
     facts['files'], facts['files_differing'] = read_files(params['files'])
     facts['users'], facts['groups'] = file_state.read_accounts(params['users'], params['groups'])
+    facts['globs'] = file_state.read_globs(params['globs'])
     result = {}
     if 'installed' in readings:
         result['installed'], result['installed_error'] = read_installed(runner)

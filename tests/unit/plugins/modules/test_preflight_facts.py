@@ -89,7 +89,7 @@ def test_efivar_when_mokutil_does_not_answer(node):
     _result, facts = run(node, readings=['secure_boot'])
     assert facts['secure_boot'] == {'state': 'enabled', 'source': 'efivar', 'shim_validation': None,
                                     'detail': 'EFI variable SecureBoot = 1'}
-    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files', 'files_differing', 'users', 'groups'}
+    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files', 'files_differing', 'users', 'groups', 'globs'}
 
 
 def test_mokutil_without_efi(node):
@@ -259,3 +259,17 @@ def test_accounts_as_the_name_service_has_them(node):
     assert grp.getgrgid(me.pw_gid).gr_name not in facts['users'][me.pw_name]['groups']
     assert facts['groups'] == {grp.getgrgid(me.pw_gid).gr_name: {'exists': True, 'gid': me.pw_gid},
                                'llmfleet-no-such-group': {'exists': False, 'gid': None}}
+
+
+def test_globs_list_what_find_would(node, tmp_path):
+    (tmp_path / 'llmfleet-worker-0.service').write_text('')
+    (tmp_path / 'llmfleet-worker-1.service').write_text('')
+    (tmp_path / 'vllm-0.32.0-aaaaaaaaaaaa').mkdir()
+    (tmp_path / 'other.service').write_text('')
+    units, venvs = str(tmp_path / 'llmfleet-worker-*.service'), str(tmp_path / 'vllm-*')
+    _result, facts = run(node, readings=[], globs=[units, venvs, str(tmp_path / 'none-*')])
+    assert [m['path'] for m in facts['globs'][units]] == [str(tmp_path / 'llmfleet-worker-0.service'),
+                                                          str(tmp_path / 'llmfleet-worker-1.service')]
+    assert facts['globs'][venvs] == [{'path': str(tmp_path / 'vllm-0.32.0-aaaaaaaaaaaa'), 'state': 'directory',
+                                      'mtime': os.stat(str(tmp_path / 'vllm-0.32.0-aaaaaaaaaaaa')).st_mtime}]
+    assert facts['globs'][str(tmp_path / 'none-*')] == []
