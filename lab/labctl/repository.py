@@ -133,8 +133,8 @@ def _build_tree(spec, fpr, out, work):
             versions = packages.package_versions(spec, newest, suite)
             packages.build_debs(spec, spec['exporter_packages'], newest, suite, versions, base, work)
         write_indexes(spec, base, 'device-metrics-exporter %s' % exporter['release'], fpr)
-        say('    device-metrics-exporter %s: %d package(s) x %d suites' % (exporter['release'], len(spec['exporter_packages']),
-                                                                         len(spec['suites'])))
+        say('    device-metrics-exporter %s: %d package(s) x %d suites'
+            % (exporter['release'], len(spec['exporter_packages']), len(spec['suites'])))
     shutil.copy(REPO_KEY_ASC, os.path.join(out, 'rocm', 'rocm.gpg.key'))
 
 

@@ -94,4 +94,3 @@ def test_gpu_alerts_name_the_gpu_and_never_rate_a_gauge(alert):
     if alert != 'GpuExporterDown':
         assert '$labels.gpu_id' in rule['annotations']['summary']
     assert 'rate(' not in rule['expr'] and 'increase(' not in rule['expr']
-
