@@ -59,8 +59,8 @@ def test_prometheus_answers_with_the_node_s_metrics(host, expr):
 def test_gateway_responses_are_counted_and_grow(host):
     before = wait_for(lambda: query(host, 'sum(llmfleet_gateway_responses_total)'))
     assert before
-    for _ in range(5):
-        host.check_output("curl -s -o /dev/null -H 'Authorization: Bearer lab-key-0123456789abcdef' http://127.0.0.1/v1/models")
+    host.check_output("for request in 1 2 3 4 5; do curl -s -o /dev/null -H 'Authorization: Bearer lab-key-0123456789abcdef'"
+                      " http://127.0.0.1/v1/models; done")
     grown = wait_for(lambda: [r for r in query(host, 'sum(llmfleet_gateway_responses_total)')
                               if float(r['value'][1]) >= float(before[0]['value'][1]) + 5])
     assert grown, (before, query(host, 'sum(llmfleet_gateway_responses_total)'))
