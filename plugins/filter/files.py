@@ -30,8 +30,8 @@ def file_wants(paths, state='file', owner=None, group=None, mode=None, checksums
     for index, path in enumerate(paths):
         if not isinstance(path, str) or not path.startswith('/'):
             raise AnsibleFilterError('file_wants: %r is not an absolute path' % (path,))
-        want = dict((key, value) for key, value in (('state', state), ('owner', owner), ('group', group),
-                                                   ('mode', None if mode is None else str(mode))) if value is not None)
+        fields = (('state', state), ('owner', owner), ('group', group), ('mode', None if mode is None else str(mode)))
+        want = dict((key, value) for key, value in fields if value is not None)
         if checksums is not None:
             want['checksum'] = checksums[index]
         entries.append({'name': path, 'path': path, 'want': want})

@@ -13,7 +13,7 @@ module: controller_files
 short_description: Write files on the controller, in one call, without running a module
 version_added: 0.1.0
 description:
-  - Writes each file of O(files) on the controller, from its action plugin: no module runs on the node or on the
+  - Writes each file of O(files) on the controller, from its action plugin. No module runs on the node or on the
     controller, so a host's report costs no process of its own (a C(copy) delegated to localhost runs two modules per file).
   - A file that holds the content and mode already is left alone; another is written to a temporary file beside it and
     renamed over it, so a reader never sees half a file. Parent directories are created (C(0755) under the umask).
@@ -43,13 +43,17 @@ options:
 attributes:
   action:
     support: full
+    description: The action plugin writes the files; no module runs.
   check_mode:
     support: full
     description: Says which files would change and writes none (a task with C(check_mode=false) writes them).
   diff_mode:
     support: none
+    description: No diff is returned.
   platform:
+    support: full
     platforms: posix
+    description: The controller's file system.
 notes:
   - The files are written with the controller user's rights.
 '''

@@ -30,7 +30,7 @@ description:
   - I(files) says, for each file, whether it exists, whether it is a symbolic link and where that leads, and its digest,
     which is what a loop of M(ansible.builtin.stat) would read, in one call (the workers role reads its records and markers so).
     With a C(want) (the state, the digest of the content a template renders, owner, group, mode, a link's target) it also
-    says whether the file is as wanted, and C(files_differing) names those that are not: the roles read every file they
+    says whether the file is as wanted, and C(files_differing) names those that are not. The roles read every file they
     write in one call and run a write task only for a file that differs.
   - I(globs) lists the paths each shell pattern matches, with their kind and modification time (what
     M(ansible.builtin.find) would list, in the same call).
