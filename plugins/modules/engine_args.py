@@ -16,7 +16,7 @@ description:
   - Builds the argument parser of C(vllm serve) or of SGLang's C(launch_server) inside the engine's Python
     environment and parses the given flags with it, without starting anything.
   - A flag the engine does not know (a misspelling, or a flag of another engine or version) fails the module
-    with the parser's own message, which names the flag. Every wrong flag is named, each with its message: a
+    with the parser's own message, which names the flag. Every wrong flag is named, each with its message. A
     refused value (an invalid choice) is reported, that flag set aside and the rest parsed again.
   - SGLang's parser requires C(--model-path); when I(args) has none, a placeholder is given (the model itself is
     not checked).
