@@ -11,12 +11,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import ipaddress
 import re
 from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.filter.firewall import is_group_name
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_http_url, show, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_closed_address, is_http_url, show, supported_system_rule
 
 _VERSION_RE = re.compile(r'^[0-9]+(\.[0-9]+){1,3}\Z')
 # AMD's field and label names (GPU_JUNCTION_TEMPERATURE, CARD_MODEL).
@@ -32,11 +31,7 @@ supported_system_rule(RULES)
 @RULES.rule('exporters-listen-address')
 def _listen(values, ctx):
     value = values['exporters_listen_address']
-    try:
-        parsed = ipaddress.ip_address(value) if isinstance(value, str) else None
-    except ValueError:
-        parsed = None
-    if parsed is not None and not parsed.is_unspecified and (parsed.is_loopback or parsed.is_private or parsed.is_link_local):
+    if is_closed_address(value):
         return None
     return ('exporters_listen_address is %s: give a loopback or private address of this node (its address on the fleet\'s'
             ' private network); the firewall role opens the exporters\' ports to the monitoring hosts only.' % show(value))

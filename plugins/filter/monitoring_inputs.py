@@ -11,14 +11,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import ipaddress
 import re
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.filter.firewall import is_group_name
 from ansible_collections.llmfleet.rocm.plugins.filter.monitoring import monitoring_scrape_targets
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
-    RuleSet, as_int, is_absolute_path, is_http_url, is_one_line, show, supported_system_rule)
+    RuleSet, as_int, is_absolute_path, is_closed_address, is_http_url, is_one_line, show, supported_system_rule)
 
 # A Prometheus duration as the role writes it: one number and one unit.
 _DURATION_RE = re.compile(r'^[1-9][0-9]*(ms|s|m|h|d|w|y)\Z')
@@ -28,11 +27,7 @@ supported_system_rule(RULES)
 
 
 def _listen_problem(name, value):
-    try:
-        parsed = ipaddress.ip_address(value) if isinstance(value, str) else None
-    except ValueError:
-        parsed = None
-    if parsed is not None and not parsed.is_unspecified and (parsed.is_loopback or parsed.is_private or parsed.is_link_local):
+    if is_closed_address(value):
         return None
     return ('%s is %s: give a loopback or private address of this host (127.0.0.1, or its address on the fleet\'s private'
             ' network); the firewall role admits only the monitoring hosts.' % (name, show(value)))

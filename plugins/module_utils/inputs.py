@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import ipaddress
 import json
 import re
 
@@ -95,6 +96,15 @@ def is_absolute_path(value):
 
 def is_http_url(value):
     return isinstance(value, str) and _HTTP_URL_RE.match(value) is not None
+
+
+def is_closed_address(value):
+    """A loopback, private or link-local address (not 0.0.0.0 or ::): a listener only its own network reaches."""
+    try:
+        parsed = ipaddress.ip_address(value) if isinstance(value, str) else None
+    except ValueError:
+        return False
+    return parsed is not None and not parsed.is_unspecified and (parsed.is_loopback or parsed.is_private or parsed.is_link_local)
 
 
 def is_one_line(value):
