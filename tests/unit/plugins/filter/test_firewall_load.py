@@ -54,7 +54,7 @@ NEW = 'table inet llmfleet\ndelete table inet llmfleet\ntable inet llmfleet {\n}
 OLD = 'table inet llmfleet {\n\tchain input {\n\t\ttype filter hook input priority filter; policy drop;\n\t}\n}\n'
 
 
-def run_load(tmp_path, live=None, **env):
+def run_load(tmp_path, live=None, confirm=3, **env):
     sim = str(tmp_path)
     os.makedirs(os.path.join(sim, 'etc'))
     for name, text in (('nft', NFT), ('systemd-run', SYSTEMD_RUN), ('systemctl', SYSTEMCTL)):
@@ -80,7 +80,7 @@ def run_load(tmp_path, live=None, **env):
             '_firewall_unit': 'llmfleet-firewall.service',
             '_firewall_previous_head': 'table inet llmfleet\ndelete table inet llmfleet\n',
             '_firewall_revert_command': '%s/nft -f %s/etc/firewall-previous.nft && rm -f %s/etc/firewall.nft' % (sim, sim, sim),
-            'firewall_confirm_timeout': 3, 'firewall_reconnect_timeout': 1, 'firewall_admin_cidrs': ['10.0.0.1/32'],
+            'firewall_confirm_timeout': confirm, 'firewall_reconnect_timeout': 1, 'firewall_admin_cidrs': ['10.0.0.1/32'],
             'firewall_ssh_port': 22,
         },
         'tasks': [{'name': 'Load', 'ansible.builtin.include_tasks': LOAD}],
@@ -106,7 +106,8 @@ def read(path):
 
 
 def test_confirmed(tmp_path):
-    proc, calls, files, sim = run_load(tmp_path)
+    # The revert must not fire here: a confirm window long enough for a loaded machine (the play stops the timer).
+    proc, calls, files, sim = run_load(tmp_path, confirm=30)
     assert proc.returncode == 0, proc.stdout
     assert calls == ['nft list table inet llmfleet', 'systemd-run', 'nft -f %s/etc/firewall.nft' % sim,
                      'systemctl stop llmfleet-firewall-revert.timer', 'systemctl restart llmfleet-firewall.service']
