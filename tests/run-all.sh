@@ -23,23 +23,48 @@ stage() {
   if [ "$rc" -eq 0 ]; then results+=("ok"); else results+=("FAILED (rc=$rc, log: .cache/test-logs/$name.log)"); failed=1; fi
 }
 
-stage yamllint yamllint --strict .
-stage ansible-lint ansible-lint
-stage sanity tests/sanity/run.sh
-# The collection as it ships: the tarball built, installed offline, documented and syntax-checked from outside the checkout.
-stage collection tests/collection/run.sh
-# pytest exits 5 when it collected nothing: that is a failure here too. The gateway's template
-# tests run nginx -t with Debian's nginx binary, unpacked (not installed) by tests/tools/nginx.sh.
+# A stage in the background: its output goes to its log only, printed when it is waited for.
+background() {
+  bg_name="$1"; shift
+  bg_start=$(date +%s)
+  echo "==> [$bg_name] $* (in the background, log .cache/test-logs/$bg_name.log)"
+  "$@" >"$logs/$bg_name.log" 2>&1 &
+  bg_pid=$!
+}
+wait_background() {
+  local rc
+  wait "$bg_pid"
+  rc=$?
+  echo "==> [$bg_name] finished (rc=$rc):"
+  cat "$logs/$bg_name.log"
+  names+=("$bg_name"); times+=("$(($(date +%s) - bg_start))s")
+  if [ "$rc" -eq 0 ]; then results+=("ok"); else results+=("FAILED (rc=$rc, log: .cache/test-logs/$bg_name.log)"); failed=1; fi
+}
+
+# The gateway's template tests run nginx -t with Debian's nginx binary, unpacked (not installed) by tests/tools/nginx.sh.
 stage nginx-binary tests/tools/nginx.sh
 # The monitoring tests run promtool (check rules, test rules, check config) from Debian's prometheus
 # package, unpacked the same way by tests/tools/promtool.sh; without it they fail.
 stage promtool-binary tests/tools/promtool.sh
 # The gateway's log metrics program runs in Debian's mtail, unpacked by tests/tools/mtail.sh.
 stage mtail-binary tests/tools/mtail.sh
-stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" LLMFLEET_MTAIL="$root/.cache/mtail/root/usr/bin/mtail" python -m pytest tests/unit -q -p no:cacheprovider
-# The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too.
+# The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too (after the
+# three downloads above: one apt at a time).
 stage lab-deps lab/bin/labctl deps
-stage molecule lab/bin/labctl molecule test --all
+# What the scenarios install (the lab image, the stub repository, wheelhouses, model, stand-in sources) is mostly
+# downloads and disk: it is built while the checks below use the CPU.
+background lab-artifacts lab/bin/labctl artifacts
+stage yamllint yamllint --strict .
+stage ansible-lint ansible-lint
+stage sanity tests/sanity/run.sh
+# The collection as it ships: the tarball built, installed offline, documented and syntax-checked from outside the checkout.
+stage collection tests/collection/run.sh
+# pytest exits 5 when it collected nothing: that is a failure here too.
+stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" LLMFLEET_MTAIL="$root/.cache/mtail/root/usr/bin/mtail" python -m pytest tests/unit -q -p no:cacheprovider
+wait_background
+# The scenarios spend much of their time waiting on their instances: two molecule processes side by side
+# (lab/labctl/lanes.py; each lane's output in .cache/test-logs/molecule-lane-N.log).
+stage molecule lab/bin/labctl molecule --lanes "${MOLECULE_LANES:-2}" test --all
 
 echo
 echo "==> summary"

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from . import buildstage, deps, faults, hosts, image, model, repository, wheelhouse
+from . import buildstage, deps, faults, hosts, image, lanes, model, repository, wheelhouse
 from .common import CONTAINERS_CONF, CONTAINERS_CONF_TEXT, LAB, REPO, ROOT, LabError, lab_env, log, say, step, write_if_changed
 
 # The command, as messages name it (lab/bin/labctl runs this package).
@@ -83,28 +83,57 @@ def cmd_env(_args):
         print('export %s=%s' % (key, value))
 
 
-def cmd_molecule(args):
-    """Run molecule (from .venv) with the lab's environment; the network and repository server are started first."""
+def _artifacts():
+    """What the scenarios install, each built only when its recipe changed; returns the image's tag."""
     tag = image.ensure()
     repository.build()
-    # The engine scenario installs from the lab's wheelhouse and model (each built once, then cached); the build
-    # scenario builds from the stand-in sources with the pinned build tools.
+    # The engine and workers scenarios install from the lab's wheelhouses and model; the build scenario builds from
+    # the stand-in sources with the pinned build tools.
     model.build()
-    # The engine scenario's SGLang case installs SGLang's wheelhouse.
     wheelhouse.build_engine()
     buildstage.buildtools()
     buildstage.sources()
+    return tag
+
+
+def cmd_artifacts(_args):
+    """Build what the molecule scenarios install: image, repository, model, wheelhouses, build tools, stand-in sources."""
+    _artifacts()
+
+
+def check_molecule_args(args):
+    """Refuse --lanes with anything but `test --all`, before anything is built or started."""
+    if args.lanes < 1:
+        raise LabError('--lanes takes 1 or more, not %d' % args.lanes)
+    if args.lanes > 1 and (args.molecule_args[:1] != ['test'] or '--all' not in args.molecule_args):
+        raise LabError('--lanes runs "test --all" only, not "%s"' % ' '.join(args.molecule_args))
+
+
+def cmd_molecule(args):
+    """Run molecule (from .venv) with the lab's environment; the network and repository server are started first.
+    --lanes N (before molecule's arguments) runs `test --all` as N molecule processes side by side."""
+    check_molecule_args(args)
+    tag = _artifacts()
+    molecule_args = list(args.molecule_args)
     # Leave the lab as found: what this command starts, it removes afterwards.
     lab_was_up = hosts.network_exists()
     with step('molecule: lab network and repository server'):
         hosts.ensure_network()
         hosts.ensure_repo_server(tag)
-    argv = [hosts.ansible_bin('molecule')] + list(args.molecule_args)
-    say('==> %s' % ' '.join(argv))
+    molecule = hosts.ansible_bin('molecule')
     start = time.time()
     env = lab_env(hosts.exports(tag))
     env['PATH'] = os.path.join(ROOT, '.venv', 'bin') + os.pathsep + env.get('PATH', '')
-    rc = subprocess.call(argv, env=env, cwd=ROOT)
+    if args.lanes > 1:
+        rest = [arg for arg in molecule_args[1:] if arg != '--all']
+        shares = lanes.split(lanes.scenarios(os.path.join(ROOT, 'molecule')), args.lanes)
+        codes = lanes.run(lambda share: [molecule, 'test'] + [arg for name in share for arg in ('-s', name)] + rest,
+                          shares, env, ROOT, os.path.join(ROOT, '.cache', 'test-logs'), say)
+        rc = next((code for code in codes if code), 0)
+    else:
+        argv = [molecule] + molecule_args
+        say('==> %s' % ' '.join(argv))
+        rc = subprocess.call(argv, env=env, cwd=ROOT)
     say('<== molecule rc=%d: %.1f s' % (rc, time.time() - start))
     if not lab_was_up:
         cmd_down(args)
@@ -147,6 +176,7 @@ COMMANDS = {
     'down': cmd_down,
     'status': cmd_status,
     'env': cmd_env,
+    'artifacts': cmd_artifacts,
     'molecule': cmd_molecule,
     'wheelhouse': cmd_wheelhouse,
     'model': cmd_model,
@@ -166,6 +196,8 @@ def build_parser():
         cmd = sub.add_parser(name, help=func.__doc__)
         cmd.set_defaults(func=func)
         if name == 'molecule':
+            cmd.add_argument('--lanes', type=int, default=1, metavar='N',
+                             help='run "test --all" as N molecule processes side by side (logs .cache/test-logs/molecule-lane-N.log)')
             cmd.add_argument('molecule_args', nargs=argparse.REMAINDER)
         if name == 'fault':
             faults.add_arguments(cmd)

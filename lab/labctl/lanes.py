@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Molecule's scenarios in parallel lanes.
+
+A scenario spends much of its time waiting on its instances (a vLLM server loading, a build, a reboot, a
+unit's start), with the controller's CPU idle. `labctl molecule --lanes N test --all` runs the scenarios in
+N molecule processes side by side, each one `molecule test -s A -s B ...` on its share; every scenario
+has its own containers and ephemeral directory and they all join the lab's one network. The shares are
+balanced by how long each scenario took in a full run (WEIGHTS, seconds; an unknown scenario counts as
+the longest). Each lane's whole output goes to its log; the terminal gets each lane's step lines,
+prefixed with the lane, and the tail of a failed lane's log.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import subprocess
+import threading
+import time
+
+# Seconds of each scenario in a full `molecule test --all` on 2 cores, one lane (rounded).
+WEIGHTS = {
+    'build': 600,
+    'engine': 330,
+    'gateway': 650,
+    'lab': 140,
+    'node_options': 265,
+    'preflight': 175,
+    'rocm': 420,
+    'workers': 870,
+}
+
+# Molecule's own step lines ("INFO     gateway ➜ converge: Executing"; its closing report repeats them without
+# INFO) and its one-line summary, with or without colours.
+STEP_LINE = re.compile(r'^INFO\s+(?:(\w+) \u279c (\w+): (Executing|Executed: .*)|(Molecule executed .*))$')
+ANSI = re.compile(r'\x1b\[[0-9;]*m')
+
+
+def scenarios(molecule_dir):
+    """The scenarios under molecule/: every directory with a molecule.yml, sorted."""
+    found = []
+    for name in sorted(os.listdir(molecule_dir)):
+        if os.path.isfile(os.path.join(molecule_dir, name, 'molecule.yml')):
+            found.append(name)
+    return found
+
+
+def split(names, lanes, weights=None):
+    """Share the scenarios among `lanes` lanes, longest first to the least loaded (ties: the lower lane).
+
+    Returns a list of `lanes` lists of names (each in the order it runs); no lane is empty when there are at
+    least as many scenarios as lanes.
+    """
+    if lanes < 1:
+        raise ValueError('lanes must be 1 or more, not %r' % (lanes,))
+    weights = WEIGHTS if weights is None else weights
+    longest = max(weights.values()) if weights else 1
+    loads = [0] * lanes
+    shares = [[] for _unused in range(lanes)]
+    for name in sorted(names, key=lambda n: (-weights.get(n, longest), n)):
+        lane = loads.index(min(loads))
+        shares[lane].append(name)
+        loads[lane] += weights.get(name, longest)
+    return [share for share in shares if share] or [[]]
+
+
+def step_line(line):
+    """'scenario step: state' for one of molecule's step lines, its summary line, None for any other line."""
+    match = STEP_LINE.search(ANSI.sub('', line).rstrip())
+    if not match:
+        return None
+    return match.group(4) or '%s %s: %s' % match.group(1, 2, 3)
+
+
+def _follow(proc, lane, log_path, say):
+    with open(log_path, 'w', encoding='utf-8', errors='replace') as log_file:
+        for raw in iter(proc.stdout.readline, ''):
+            log_file.write(raw)
+            log_file.flush()
+            summary = step_line(raw)
+            if summary:
+                say('[lane %d %s] %s' % (lane, time.strftime('%H:%M:%S'), summary))
+
+
+def run(argv_for, shares, env, cwd, log_dir, say, tail_lines=150):
+    """Run one molecule process per share at once; return the list of their exit codes.
+
+    argv_for(share) is the command of one lane. A failed lane's last `tail_lines` lines are printed.
+    """
+    os.makedirs(log_dir, exist_ok=True)
+    procs, threads, logs = [], [], []
+    for lane, share in enumerate(shares, 1):
+        log_path = os.path.join(log_dir, 'molecule-lane-%d.log' % lane)
+        logs.append(log_path)
+        say('==> lane %d: %s (log %s)' % (lane, ' '.join(share), os.path.relpath(log_path, cwd)))
+        proc = subprocess.Popen(argv_for(share), env=env, cwd=cwd, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, universal_newlines=True, errors='replace')
+        thread = threading.Thread(target=_follow, args=(proc, lane, log_path, say), daemon=True)
+        thread.start()
+        procs.append(proc)
+        threads.append(thread)
+    codes = []
+    for proc, thread in zip(procs, threads):
+        codes.append(proc.wait())
+        thread.join()
+    for lane, (code, log_path) in enumerate(zip(codes, logs), 1):
+        if code:
+            with open(log_path, encoding='utf-8', errors='replace') as log_file:
+                tail = log_file.readlines()[-tail_lines:]
+            say('==> lane %d failed (rc=%d); the last %d lines of %s:' % (lane, code, len(tail), log_path))
+            say(ANSI.sub('', ''.join(tail)).rstrip('\n'))
+    return codes
