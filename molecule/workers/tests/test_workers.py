@@ -22,6 +22,8 @@ import re
 import shlex
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'shared'))
 from checks import assert_check_run_changes_nothing  # noqa: E402  pylint: disable=wrong-import-position
 # The NUMA stand-in's own "0-3,8" writer: the form numactl takes.
@@ -264,3 +266,102 @@ def test_hybrid_plan_of_groups_of_two_shares_each_node():
 
 def test_check_mode_on_the_converged_host_changes_nothing():
     assert_check_run_changes_nothing(__file__)
+
+
+# SGLang (sglang.yml): its venv, its own parser on the seed's command lines, the workers role on them in check mode,
+# the launcher's --help from the rendered unit. Serving SGLang needs a GPU (its kernels package): not tested here.
+SGLANG_VENV_RE = re.compile(r'^/opt/llmfleet/engines-sglang/sglang-0[.]5[.]23-[0-9a-f]{12}$')
+# The seed article's three SGLang command lines (sglang.yml) and SGLang 0.5.23's message for each wrong flag.
+SEED_REFUSALS = {
+    'cluster': ['unrecognized arguments: --enable-radix-cache'],
+    'load_balance': ["argument --schedule-policy: invalid choice: 'shortest-queue' (choose from ", 'unrecognized arguments: --enable-load-balance'],
+    'radix_cache': ['unrecognized arguments: --enable-radix-cache --radix-cache-max-size 100000'],
+}
+REFUSED_BY = 'sglang.launch_server refuses the flags: '
+KEY_FILE = '/var/lib/llmfleet/workers.key.yaml'
+
+
+def sglang():
+    data = read_json('workers-sglang.json')
+    return data, dict((unit, directives(text)) for unit, text in data['units'].items())
+
+
+def test_sglang_is_installed_from_its_wheelhouse_in_a_venv_of_its_own(host):
+    data, _units = sglang()
+    engine = data['engine']
+    assert (engine['name'], engine['version']) == ('sglang', '0.5.23')
+    assert SGLANG_VENV_RE.match(engine['venv']), engine['venv']
+    assert host.file('/opt/llmfleet/engines-sglang/current').linked_to == engine['venv']
+    assert host.file(engine['venv'] + '/.llmfleet-engine').is_file
+    assert host.check_output('%s/bin/python -c %s' % (engine['venv'], shlex.quote('import sglang; print(sglang.__version__)'))) == '0.5.23'
+    # The vLLM workers' engine is where it was.
+    assert VENV_RE.match(host.file('/opt/llmfleet/engines/current').linked_to)
+
+
+@pytest.mark.parametrize('case', sorted(SEED_REFUSALS))
+def test_sglangs_own_parser_refuses_each_wrong_flag_of_the_seed(case):
+    data, _units = sglang()
+    result = data['seed'][case]
+    # The module's failure (registered; refusing is what the side effect checks): SGLang's message for each flag.
+    assert result['msg'].startswith(REFUSED_BY), result
+    assert result['parser'] == 'sglang.launch_server', result
+    assert len(result['errors']) == len(SEED_REFUSALS[case]), result['errors']
+    for error, expected in zip(result['errors'], SEED_REFUSALS[case]):
+        assert error.startswith(expected), result['errors']
+
+
+def test_sglangs_own_parser_accepts_the_corrected_command_line():
+    data, _units = sglang()
+    assert data['good'].get('failed') is False and 'errors' not in data['good'], data['good']
+    assert data['good']['parser'] == 'sglang.launch_server'
+
+
+def test_the_workers_role_stops_on_the_seeds_flags_with_sglangs_messages():
+    data, _units = sglang()
+    (message,) = data['refusal']
+    assert message.startswith(REFUSED_BY), message
+    assert "argument --schedule-policy: invalid choice: 'shortest-queue' (choose from " in message
+    assert 'unrecognized arguments: --enable-load-balance --enable-radix-cache --radix-cache-max-size 100000' in message
+    assert KEY not in message
+
+
+def test_sglang_tp8_unit_runs_the_launcher_with_metrics_and_the_key_file():
+    data, units = sglang()
+    gpus = list(range(8))
+    ((cpus, nodes),) = expected_bindings([gpus])
+    assert list(units) == ['llmfleet-worker-0'] and data['changed'] == [True]
+    unit = units['llmfleet-worker-0']
+    argv = exec_start(unit)
+    venv = data['engine']['venv']
+    assert argv[:8] == [NUMACTL, '--physcpubind=' + cpus, '--membind=' + nodes, venv + '/bin/python', '-m',
+                        'sglang.launch_server', '--model-path', MODEL_PATH]
+    assert flag(argv, '--tp-size') == '8' and flag(argv, '--port') == '8000'
+    assert flag(argv, '--context-length') == '4096' and flag(argv, '--mem-fraction-static') == '0.9'
+    assert flag(argv, '--schedule-policy') == 'fcfs' and flag(argv, '--load-balance-method') == 'total_requests'
+    assert argv.count('--enable-metrics') == 1
+    assert argv[-2:] == ['--config', KEY_FILE] and KEY not in data['units']['llmfleet-worker-0']
+    # SGLang reads the key from its --config file, not from an EnvironmentFile as vLLM does.
+    assert not [value for value in unit.get('EnvironmentFile', []) if 'workers.key' in value], unit['EnvironmentFile']
+    assert environment(unit)['CUDA_VISIBLE_DEVICES'] == '0,1,2,3,4,5,6,7'
+    (endpoint,) = data['endpoints']
+    assert (endpoint['engine'], endpoint['engine_version'], endpoint['venv']) == ('sglang', '0.5.23', venv)
+    assert endpoint['health_url'] == endpoint['url'] + '/health_generate'
+
+
+def test_sglang_launcher_help_runs_from_the_units_command_line_as_the_worker_user():
+    data, units = sglang()
+    help_run = data['help']
+    unit = units['llmfleet-worker-0']
+    argv = exec_start(unit)
+    # The unit's command line less its --config file (the check run wrote no SGLang key file), then --help.
+    (user,) = unit['User']
+    assert user == 'llmfleet'
+    assert help_run['argv'] == ['runuser', '-u', user, '--'] + argv[:-2] + ['--help']
+    assert int(help_run['rc']) == 0
+    assert help_run['stdout'].startswith('usage: sglang serve [-h] --model-path MODEL_PATH'), help_run['stdout'][:200]
+    for option in ['--model-path', '--tp-size', '--schedule-policy', '--load-balance-method', '--enable-metrics',
+                   '--disable-radix-cache', '--config']:
+        assert option in help_run['stdout'], option
+    # The seed's wrong flags are not SGLang's.
+    for option in ['--enable-radix-cache', '--radix-cache-max-size', '--enable-load-balance']:
+        assert re.search(r'(^|\s)%s\b' % re.escape(option), help_run['stdout']) is None, option
