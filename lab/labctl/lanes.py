@@ -31,7 +31,7 @@ WEIGHTS = {
     'node_options': 265,
     'preflight': 175,
     'rocm': 420,
-    'workers': 870,
+    'workers': 1150,
 }
 
 # Molecule's own step lines ("INFO     gateway ➜ converge: Executing"; its closing report repeats them without
