@@ -53,11 +53,18 @@ check_closed() {
   return "${PIPESTATUS[0]}"
 }
 
+# The fleet's metrics and alerts through Prometheus's and Alertmanager's APIs on the monitoring host.
+check_monitoring() {
+  ansible-playbook -i inventories/sandbox tests/sandbox/monitoring.yml 2>&1 | tee "$logs/monitoring.log"
+  return "${PIPESTATUS[0]}"
+}
+
 step "install the lab's packages" lab/bin/labctl deps &&
 step "start the lab hosts" lab/bin/labctl up &&
 step "run site.yml against inventories/sandbox" run_site &&
 step "ask the gateway: completion, stream, chat" ask_gateway &&
-step "check that the fleet is closed" check_closed
+step "check that the fleet is closed" check_closed &&
+step "check the monitoring: targets, metrics, an alert" check_monitoring
 
 echo
 echo "==> what happened"
