@@ -110,8 +110,7 @@ def check_molecule_args(args):
 
 
 def cmd_molecule(args):
-    """Run molecule (from .venv) with the lab's environment; the network and repository server are started first.
-    --lanes N (before molecule's arguments) runs `test --all` as N molecule processes side by side."""
+    """Run molecule (from .venv) with the lab's environment, network and repository server (--lanes N: test --all in N lanes)."""
     check_molecule_args(args)
     tag = _artifacts()
     molecule_args = list(args.molecule_args)
