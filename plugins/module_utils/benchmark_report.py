@@ -279,7 +279,7 @@ def report_markdown(run, points, summary):
     else:
         counts_text = str(counts)
     lines = ['# Scaling benchmark: %s %s' % (engine.get('name', 'engine'), engine.get('version', '')), '']
-    if settings.get('lab') is True:
+    if settings.get('benchmark_lab') is True:
         lines += ['> **Lab run.** These figures come from the lab, which has no GPUs: they test the benchmark itself '
                   'and say nothing about how the engine scales over GPUs.', '']
     lines += [
@@ -336,6 +336,6 @@ def report_markdown(run, points, summary):
 
     lines += ['', '## Plots', '']
     lines += ['- `%s`: %s' % (name, text) for name, text in PLOTS]
-    if settings.get('lab') is True:
-        lines += ['', 'This run had `lab: true`: without GPUs the plots show the method, not GPU scaling.']
+    if settings.get('benchmark_lab') is True:
+        lines += ['', 'This run had `benchmark_lab: true`: without GPUs the plots show the method, not GPU scaling.']
     return '\n'.join(lines) + '\n'

@@ -46,7 +46,7 @@ def shape(point, mode, gpus, output_tps, **changes):
     return built
 
 
-RUN = {'settings': {'lab': True, 'modes': ['dp', 'tp'], 'gpu_counts': [1, 2], 'concurrency': [1, 2, 4]},
+RUN = {'settings': {'benchmark_lab': True, 'benchmark_modes': ['dp', 'tp'], 'benchmark_gpu_counts': [1, 2], 'benchmark_loads_per_gpu': [1, 2, 4]},
        'engine': {'name': 'vllm', 'version': '0.32.0'}, 'gpu': {'model': 'none (CPU lab)', 'count': {'gpu-node-1': 1, 'gpu-node-2': 1}},
        'commit': '6eda2d4', 'skipped': ['tp N=2: the lab has one device per node'], 'started': '2026-12-02T05:00:00Z',
        'finished': '2026-12-02T05:03:00Z', 'client': 'gpu-node-1', 'gateway': 'https://10.89.77.200'}
@@ -271,7 +271,7 @@ def test_markdown_holds_the_run_and_the_tables():
     assert text.startswith('# Scaling benchmark: vllm 0.32.0\n')
     for words in ('- Engine: vllm 0.32.0', '- GPU: none (CPU lab); count per node: gpu-node-1: 1, gpu-node-2: 1',
                   '- Client: gpu-node-1', '- Gateway: https://10.89.77.200', '- Commit: 6eda2d4',
-                  '2026-12-02T05:00:00Z', '| concurrency | [1, 2, 4] |', '- tp N=2: the lab has one device per node',
+                  '2026-12-02T05:00:00Z', '| benchmark_loads_per_gpu | [1, 2, 4] |', '- tp N=2: the lab has one device per node',
                   '`throughput.png`', '`latency.png`', '`efficiency.png`', 'say nothing about how the engine scales'):
         assert words in text
     sat = [row for row in summary['saturation'] if row['mode'] == 'dp'][0]
@@ -286,7 +286,7 @@ def test_markdown_holds_the_run_and_the_tables():
 def test_markdown_without_lab_has_no_lab_note():
     points = [figures(name) for name in NODE1]
     run = copy.deepcopy(RUN)
-    run['settings']['lab'] = False
+    run['settings']['benchmark_lab'] = False
     run['skipped'] = []
     text = report_markdown(run, points, summarize(points))
     assert 'Lab run' not in text and 'lab: true' not in text and 'Every shape of the settings ran.' in text

@@ -20,7 +20,7 @@ RECORDED = sorted(name for name in os.listdir(FIXTURES) if name.endswith('.json'
 FILES = ['results.json', 'results.csv', 'report.md', 'throughput.png', 'latency.png', 'efficiency.png']
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
-RUN = {'settings': {'lab': True, 'modes': ['dp', 'tp'], 'gpu_counts': [1]}, 'engine': {'name': 'vllm', 'version': '0.32.0'},
+RUN = {'settings': {'benchmark_lab': True, 'benchmark_modes': ['dp', 'tp'], 'benchmark_gpu_counts': [1]}, 'engine': {'name': 'vllm', 'version': '0.32.0'},
        'gpu': {'model': 'none (CPU lab)', 'count': {'gpu-node-1': 1, 'gpu-node-2': 1}}, 'commit': '6eda2d4', 'skipped': [],
        'started': '2026-12-02T05:00:00Z', 'finished': '2026-12-02T05:03:00Z', 'client': 'gpu-node-1',
        'gateway': 'https://10.89.77.200'}
