@@ -13,7 +13,9 @@ captures; see tests/unit/fixtures and lab/README.md):
   real tool does with ``--support``);
 - ``rocm-smi`` (concise table; ``--showproductname --showbus --showtoponuma
   --showmeminfo vram --showdriverversion``, in text and with ``--json``);
-- ``amd-smi static --json``, ``amd-smi list --json``, ``amd-smi version``;
+- ``amd-smi static --json``, ``amd-smi list --json``, ``amd-smi version``; ``amd-smi metric``,
+  ``bad-pages``, ``firmware`` and ``topology`` (``--json``) are validsim.py's, as are the
+  validation tools ``rvs``, ``all_reduce_perf`` and ``TransferBench``;
 - ``rocm_agent_enumerator``;
 - ``lspci -D -nn -vvv`` (and ``-d``/``-s`` filters): the PCI bus of the profile, each GPU below a
   PCIe switch port, with the link, BAR and ACS state the profile gives (root only sees
@@ -619,7 +621,24 @@ def amd_smi_static(gpu, state):
             for level, size in enumerate(gpu['cache_kb'], 1)],
         'partition': {'compute_partition': gpu['partitions'][1], 'memory_partition': gpu['partitions'][0],
                       'partition_id': 0},
+        'ras': amd_smi_ras(gpu),
     }
+
+
+# The RAS section of "amd-smi static": EEPROM version, bad page threshold, schemas and the ECC state of each
+# block as in tests/unit/fixtures/amd_smi_health/static-ras-vbios-mi210.json; XGMI_WAFL is enabled on the
+# OAM parts joined by xGMI (disabled on that PCIe MI210). An APU reports no RAS.
+RAS_BLOCKS = ('UMC', 'SDMA', 'GFX', 'MMHUB', 'ATHUB', 'PCIE_BIF', 'HDP', 'XGMI_WAFL', 'DF', 'SMN', 'SEM', 'MP0', 'MP1',
+              'FUSE', 'MCA', 'VCN', 'JPEG', 'IH', 'MPIO')
+
+
+def amd_smi_ras(gpu):
+    if gpu['apu']:
+        return 'N/A'
+    return {'eeprom_version': '0x10000', 'bad_page_threshold': 655, 'parity_schema': 'DISABLED',
+            'single_bit_schema': 'DISABLED', 'double_bit_schema': 'DISABLED', 'poison_schema': 'ENABLED',
+            'ecc_block_state': dict((block, 'DISABLED' if block == 'XGMI_WAFL' and gpu['slot_type'] != 'OAM'
+                                     else 'ENABLED') for block in RAS_BLOCKS)}
 
 
 def render_amd_smi(state, args):
@@ -633,8 +652,12 @@ def render_amd_smi(state, args):
         if state.driver is None:
             return version_line, AMD_SMI_DRIVER_ERRORS, 0
         return version_line, '', 0
+    if command in ('metric', 'bad-pages', 'firmware', 'topology'):
+        import validsim  # the health commands (lab/stubs/validsim.py, installed beside this module)
+        return validsim.render_amd_smi_health(state, args)
     if command not in ('list', 'static'):
-        return '', 'amd-smi (llmfleet lab stub): only "version", "list" and "static" are simulated\n', 2
+        return '', ('amd-smi (llmfleet lab stub): only "version", "list", "static", "metric", "bad-pages", '
+                    '"firmware" and "topology" are simulated\n'), 2
     if state.driver is None:
         return '', AMD_SMI_DRIVER_ERRORS, 0
     if state.kfd_error:
@@ -894,6 +917,9 @@ def main(tool, argv, prefix):
         out, err, rc = render_amd_smi(state, argv)
     elif tool == 'lspci':
         out, err, rc = render_lspci(state, argv)
+    elif tool in ('rvs', 'all_reduce_perf', 'TransferBench'):
+        import validsim  # the validation tools (lab/stubs/validsim.py, installed beside this module)
+        out, err, rc = validsim.render(tool, state, argv)
     else:
         raise LabGpuError('unknown tool %s' % tool)
     sys.stdout.write(out)

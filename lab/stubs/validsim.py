@@ -1,0 +1,712 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Simulated hardware validation tools for the llmfleet.rocm lab (no GPU code runs here).
+
+The lab's stub packages install this module beside gpusim.py (whose profile loading and
+machine model it uses: the GPUs of /etc/llmfleet-lab/gpu-profile.json). It prints, in the
+formats of the real tools, what a validation run on the profile's GPUs reports:
+
+- ``amd-smi metric [-p] [-t] [-P] [-e] [-k] [-T] --json`` (power, temperature, PCIe,
+  ECC totals and blocks, violation status), ``amd-smi bad-pages --json``,
+  ``amd-smi firmware --json``, ``amd-smi topology --json`` (gpusim's ``amd-smi``
+  hands these commands here). Shapes: amd-smi's own CLI code
+  (ROCm/amdsmi amdsmi_cli/amdsmi_commands.py at 0ceca28, ``gpu_data`` wrapping as
+  amd-smi 26.x prints it); the PCIe width and speed are the link the profile gives,
+  the same that the lspci stub prints;
+- ``rvs -c <conf>`` for the modules gst, iet, pebb, pbqt, peqt and babel: it reads
+  the actions of the configuration file (the stub package ships
+  configurations under share/rocm-validation-suite/conf) and prints their result
+  lines and rvs 1.6's closing summary, as in the captures
+  tests/unit/fixtures/rvs/mi300x-*-acceptance.txt and mi355x-*-rvs1.6.75.txt;
+- ``all_reduce_perf -b 8 -e 8G -f 2 -g N`` (rccl-tests): the report of
+  tests/unit/fixtures/rccl_tests/mi300x-8gpu-acceptance-doc.txt, in the column layout of
+  mi350x-8gpu-single-process-rocm7.0.txt, its bus bandwidths scaled per GPU model;
+- ``TransferBench a2a`` and ``TransferBench p2p``: the matrices of
+  tests/unit/fixtures/transferbench/mi300x-{a2a,p2p}-acceptance-doc.txt, in the layout of
+  the mi350x-*-rocm7.0.txt captures, scaled per GPU model.
+
+Only the Instinct GPUs of a profile (those with a PERF entry) take part in rvs, rccl-tests
+and TransferBench runs; amd-smi reports every GPU.
+
+Faults: a GPU of the profile may carry ``"faults": {"ecc_uncorrect": 1, ...}`` with the
+keys of the lab's fault switch (``labctl fault``, lab/labctl/faults.py), and the switch's
+files /run/llmfleet-lab/faults/gpu<N>.json are added on top, so the Device Metrics
+Exporter stand-in and amd-smi tell the same story. ``pcie_link`` (gpusim) narrows a GPU's
+link, which amd-smi and rvs pebb show; the profile's ``rccl_busbw_scale`` scales the
+all-reduce's bus bandwidth (a slow fabric). Pure standard library, Python 3.6+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+import socket
+
+import gpusim
+
+FAULTS_DIR = os.environ.get('LLMFLEET_LAB_FAULTS', '/run/llmfleet-lab/faults')
+FAULT_KEYS = ('ecc_uncorrect', 'ecc_correct', 'junction_temperature', 'memory_temperature', 'pcie_replays',
+              'thermal_residency')
+
+# Per GPU model: the factor applied to the MI300X captures' bandwidths (rccl: all-reduce bus bandwidth,
+# tb: TransferBench), the gst GFLOPS as a multiple of the action's target, babel: the factor on the MI355X
+# babel capture (HBM bandwidth from AMD's data sheets over MI355X's 8 TB/s). MI300X's figures are the
+# captures'; the other models have no capture in tests/unit/fixtures, so their factors are set to sit
+# above the figures of their acceptance page in plugins/module_utils/validate_thresholds.py
+# (not a measurement).
+PERF = {
+    # rccl/tb: mi300x-8gpu-acceptance-doc / mi300x-{a2a,p2p}-acceptance-doc as captured;
+    # gst: 1687129 GFLOPS against the 1215000 target in mi300x-gst-single-acceptance.txt.
+    'MI300X': {'rccl': 1.0, 'tb': 1.0, 'gst': 1687129.0 / 1215000.0, 'babel': 5.3 / 8.0, 'xgmi': True},
+    # MI250 page: 125 GB/s all-reduce peak at 8 GiB, 30/55 GB/s p2p, 800 GB/s a2a aggregate.
+    'MI250X': {'rccl': 0.45, 'tb': 2.0, 'gst': 1687129.0 / 1215000.0, 'babel': 1.6 / 8.0, 'xgmi': True},
+    # MI210 page: 30 GB/s average all-reduce bus bandwidth with -g 4, 80 GB/s a2a per GPU.
+    'MI210': {'rccl': 0.35, 'tb': 1.0, 'gst': 1687129.0 / 1215000.0, 'babel': 1.6 / 8.0, 'xgmi': False},
+}
+
+OS_NAME = 'Debian GNU/Linux 12 (bookworm)'
+RVS_VERSION = '1.6.75'  # the rvs of the mi355x-*-rvs1.6.75 captures
+TRANSFERBENCH_VERSION = '1.62.00'  # the banner of mi350x-example-cfg-rocm7.0.txt
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# the machine: gpusim's GPUs, their faults, the ones the validation tools run on
+
+def read_fault_files(faults_dir=None):
+    """GPU index -> {fault key: number} from the lab's fault switch files (others ignored)."""
+    faults = {}
+    directory = faults_dir or FAULTS_DIR
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return faults
+    for name in names:
+        match = re.match(r'^gpu(\d+)\.json$', name)
+        if not match:
+            continue
+        try:
+            with open(os.path.join(directory, name)) as handle:
+                data = json.load(handle)
+        except (IOError, OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            faults[int(match.group(1))] = dict((key, value) for key, value in data.items() if key in FAULT_KEYS
+                                               and isinstance(value, (int, float)) and not isinstance(value, bool))
+    return faults
+
+
+def gpu_faults(gpu, files):
+    """The profile's faults of a GPU with the fault switch's on top (counters add, readings replace)."""
+    merged = dict(gpu.get('faults') or {})
+    for key, value in (files.get(gpu['index']) or {}).items():
+        if key in ('ecc_uncorrect', 'ecc_correct', 'pcie_replays'):
+            merged[key] = merged.get(key, 0) + value
+        else:
+            merged[key] = value
+    return merged
+
+
+def link_of(gpu):
+    """(GT/s, width) the GPU's PCIe link trained to: the profile's pcie_link, else what the model can."""
+    link = gpu.get('pcie_link') or {}
+    return float(link.get('speed_gts', gpusim.PCIE_SPEEDS[gpu['pcie_gen']])), int(link.get('width', gpu['pcie_width']))
+
+
+def tested_gpus(state):
+    return [gpu for gpu in state.gpus if gpu['model'] in PERF]
+
+
+def _model(gpus):
+    return PERF[gpus[0]['model']] if gpus else PERF['MI300X']
+
+
+# ---------------------------------------------------------------------------------------------
+# amd-smi: metric, bad-pages, firmware, topology
+
+METRIC_OPTIONS = {'-p': 'power', '--power': 'power', '-t': 'temperature', '--temperature': 'temperature',
+                  '-P': 'pcie', '--pcie': 'pcie', '-e': 'ecc', '--ecc': 'ecc', '-k': 'ecc_blocks',
+                  '--ecc-blocks': 'ecc_blocks', '-T': 'throttle', '--throttle': 'throttle'}
+# The blocks amd-smi counts from sysfs (amdsmi_commands.py "sysfs_blocks"); XGMI_WAFL only on xGMI parts.
+ECC_BLOCKS = ('UMC', 'SDMA', 'GFX', 'MMHUB', 'PCIE_BIF', 'HDP', 'XGMI_WAFL')
+VIOLATIONS = ('prochot', 'ppt', 'socket_thermal', 'vr_thermal', 'hbm_thermal')
+
+
+def _vu(value, unit):
+    return {'value': value, 'unit': unit}
+
+
+def _ecc(gpu, faults):
+    """ECC totals and per-block counts: correctable errors in UMC (HBM), uncorrectable ones in GFX.
+
+    An uncorrectable GFX error is a compute-side error: it retires no memory page, so bad-pages stays clean.
+    """
+    correct, uncorrect = int(faults.get('ecc_correct', 0)), int(faults.get('ecc_uncorrect', 0))
+    blocks = dict((name, {'correctable_count': 0, 'uncorrectable_count': 0, 'deferred_count': 0})
+                  for name in ECC_BLOCKS if name != 'XGMI_WAFL' or PERF.get(gpu['model'], {}).get('xgmi'))
+    blocks['UMC']['correctable_count'] = correct
+    blocks['GFX']['uncorrectable_count'] = uncorrect
+    totals = {'total_correctable_count': correct, 'total_uncorrectable_count': uncorrect, 'total_deferred_count': 0,
+              'cache_correctable_count': 0, 'cache_uncorrectable_count': uncorrect}
+    return totals, blocks
+
+
+def amd_smi_metric(gpu, faults, sections):
+    """One GPU's entry of ``amd-smi metric --json`` with the asked sections (all when none was asked)."""
+    entry = {'gpu': gpu['index']}
+    idle = gpu['idle_power_w'] + gpu['index'] % 5
+    if gpu['apu']:
+        return dict(entry, **dict((section, 'N/A') for section in sections))
+    if 'power' in sections:
+        entry['power'] = {'socket_power': _vu(int(idle), 'W'), 'gfx_voltage': 'N/A', 'soc_voltage': 'N/A',
+                          'mem_voltage': 'N/A', 'throttle_status': 'UNTHROTTLED', 'power_management': 'ENABLED'}
+    if 'temperature' in sections:
+        # The junction reading is the concise rocm-smi table's; the edge sensor is N/A as in gpusim's static limits.
+        entry['temperature'] = {
+            'edge': 'N/A',
+            'hotspot': _vu(int(faults.get('junction_temperature', gpu['temp_c'] + gpu['index'] % 4)), 'C'),
+            'mem': _vu(int(faults.get('memory_temperature', gpu['temp_c'])), 'C')}
+    if 'pcie' in sections:
+        speed, width = link_of(gpu)
+        entry['pcie'] = {'width': width, 'speed': _vu(int(speed) if speed.is_integer() else speed, 'GT/s'),
+                         'bandwidth': _vu(0, 'Mb/s'), 'replay_count': int(faults.get('pcie_replays', 0)),
+                         'l0_to_recovery_count': 0, 'replay_roll_over_count': 0, 'nak_sent_count': 0,
+                         'nak_received_count': 0, 'current_bandwidth_sent': 0, 'current_bandwidth_received': 0,
+                         'max_packet_size': 512, 'lc_perf_other_end_recovery': 0}
+    totals, blocks = _ecc(gpu, faults)
+    if 'ecc' in sections:
+        entry['ecc'] = totals
+    if 'ecc_blocks' in sections:
+        entry['ecc_blocks'] = blocks
+    if 'throttle' in sections:
+        # Violation status is only read on MI300 and newer (amd-smi's -T help); older GPUs print N/A.
+        mi300 = gpu['model'] == 'MI300X'
+        throttle = {'accumulation_counter': 0 if mi300 else 'N/A'}
+        for name in VIOLATIONS:
+            active = name == 'socket_thermal' and faults.get('thermal_residency', 0) > 0
+            throttle['%s_accumulated' % name] = 0 if mi300 else 'N/A'
+            throttle['%s_violation_status' % name] = ('ACTIVE' if active else 'NOT ACTIVE') if mi300 else 'N/A'
+            throttle['%s_violation_activity' % name] = _vu(int(faults.get('thermal_residency', 0)) if active else 0,
+                                                           '%') if mi300 else 'N/A'
+        entry['throttle'] = throttle
+    return entry
+
+
+def amd_smi_bad_pages(gpu):
+    none = 'No bad pages found.'
+    return {'gpu': gpu['index'], 'retired': none, 'pending': none, 'un_res': none}
+
+
+def amd_smi_firmware(gpu):
+    """The microcode versions rocminfo shows (gpusim: Packet Processor / SDMA engine uCode)."""
+    return {'gpu': gpu['index'], 'fw_list': [
+        {'fw_id': 'CP_MEC1', 'fw_version': str(gpu['pp_ucode'])},
+        {'fw_id': 'CP_MEC2', 'fw_version': str(gpu['pp_ucode'])},
+        {'fw_id': 'SDMA0', 'fw_version': str(gpu['sdma_ucode'])},
+        {'fw_id': 'SDMA1', 'fw_version': str(gpu['sdma_ucode'])},
+    ]}
+
+
+def amd_smi_topology(gpu, gpus):
+    """The ``links`` layout (amd-smi 6.1.1 and later): xGMI between Instinct GPUs of an xGMI model, else PCIe.
+
+    Weight 15 for one xGMI hop as rvs pbqt prints it (mi355x-pbqt-single-rvs1.6.75.txt: distance:15 xGMI:15).
+    """
+    links = []
+    for peer in gpus:
+        if peer is gpu:
+            kind, hops, weight, status = 'SELF', 0, 0, 'ENABLED'
+        elif PERF.get(gpu['model'], {}).get('xgmi') and peer['model'] == gpu['model']:
+            kind, hops, weight, status = 'XGMI', 1, 15, 'ENABLED'
+        else:
+            same = peer['numa_node'] == gpu['numa_node']
+            kind, hops, weight, status = 'PCIE', 2 if same else 3, 40 if same else 72, 'DISABLED'
+        links.append({'gpu': peer['index'], 'bdf': peer['pci'], 'weight': weight, 'link_status': status,
+                      'link_type': kind, 'num_hops': hops, 'bandwidth': 'N/A'})
+    return {'gpu': gpu['index'], 'bdf': gpu['pci'], 'links': links}
+
+
+def render_amd_smi_health(state, args, faults_dir=None):
+    """Return (stdout, stderr, rc) of ``amd-smi metric|bad-pages|firmware|topology [options] --json``."""
+    command, options = args[0], [arg for arg in args[1:] if arg not in ('--json', '-j')]
+    if state.driver is None:
+        return '', gpusim.AMD_SMI_DRIVER_ERRORS, 0
+    if state.kfd_error:
+        return '', gpusim.AMD_SMI_NO_PERM, 1
+    files = read_fault_files(faults_dir)
+    if command == 'metric':
+        unknown = [arg for arg in options if arg not in METRIC_OPTIONS]
+        if unknown:
+            return '', 'amd-smi metric (llmfleet lab stub): only %s are simulated, not %s\n' % (
+                ' '.join(sorted(METRIC_OPTIONS)), ' '.join(unknown)), 2
+        sections = set(METRIC_OPTIONS[arg] for arg in options) or set(METRIC_OPTIONS.values())
+        data = [amd_smi_metric(gpu, gpu_faults(gpu, files), sections) for gpu in state.gpus]
+    elif options:
+        return '', 'amd-smi %s (llmfleet lab stub): no options are simulated\n' % command, 2
+    elif command == 'bad-pages':
+        data = [amd_smi_bad_pages(gpu) for gpu in state.gpus]
+    elif command == 'firmware':
+        data = [amd_smi_firmware(gpu) for gpu in state.gpus]
+    else:
+        data = [amd_smi_topology(gpu, state.gpus) for gpu in state.gpus]
+    if '--json' not in args and '-j' not in args:
+        return '', 'amd-smi %s (llmfleet lab stub): only --json output is simulated\n' % command, 2
+    return json.dumps({'gpu_data': data}, indent=4) + '\n', '', 0
+
+
+# ---------------------------------------------------------------------------------------------
+# rvs
+
+RVS_USAGE = 'rvs (llmfleet lab stub): only "rvs -c <conf> [-d <level>]" is simulated\n'
+_CONF_ACTION_RE = re.compile(r'^-\s*name:\s*(?P<name>\S+)\s*$')
+_CONF_KEY_RE = re.compile(r'^\s+(?P<key>module|target_stress|target_power|host_to_device|device_to_host):\s*'
+                          r'(?P<value>\S+)\s*$')
+
+
+def read_rvs_conf(text):
+    """The actions of an rvs configuration: [{name, module, target_stress, ...}] (the keys the stub uses)."""
+    actions = []
+    for line in text.splitlines():
+        match = _CONF_ACTION_RE.match(line)
+        if match:
+            actions.append({'name': match.group('name')})
+            continue
+        match = _CONF_KEY_RE.match(line)
+        if match and actions:
+            actions[-1][match.group('key')] = match.group('value')
+    return actions
+
+
+class _Clock:
+    """rvs's "[RESULT] [<seconds since boot>]" stamps, rising a little per line."""
+
+    def __init__(self, start=302349.492047):
+        self.now = start
+
+    def line(self, message, step=0.001053):
+        self.now += step
+        return '[RESULT] [%.6f] %s' % (self.now, message)
+
+
+def _tag(gpu):
+    return '[GPU:: %d - %5d - %s]' % (gpu['node'], gpu['guid'], gpu['pci'])
+
+
+def _rvs_gst(clock, action, gpus, perf):
+    target = float(action.get('target_stress', 0))
+    lines = []
+    for gpu in gpus:
+        reached = target * perf['gst']
+        lines.append(clock.line('[%s] [GPU:: %d] Start of GPU ramp up' % (action['name'], gpu['guid'])))
+        lines.append(clock.line('[%s] [GPU:: %d] GFLOPS %d' % (action['name'], gpu['guid'], reached * 0.91), 5.3))
+        lines.append(clock.line('[%s] [GPU:: %d] End of GPU ramp up' % (action['name'], gpu['guid']), 1.0))
+        lines.append(clock.line('[%s] [GPU:: %d] GFLOPS %d Target GFLOPS: %d met: %s'
+                                % (action['name'], gpu['guid'], reached, target, 'TRUE' if reached >= target else 'FALSE'), 15.0))
+    return lines, True
+
+
+def _rvs_iet(clock, action, gpus, perf):
+    target = float(action.get('target_power', 0))
+    lines = []
+    for gpu in gpus:
+        lines.append(clock.line('[%s] [GPU:: %d] Power(W) %.6f' % (action['name'], gpu['guid'], gpu['idle_power_w'])))
+    for gpu in gpus:
+        lines.append(clock.line('[%s] [GPU:: %d] Power(W) %.6f' % (action['name'], gpu['guid'], target - 1), 5.0))
+    for gpu in gpus:
+        lines.append(clock.line('[%s] [GPU:: %d] pass: TRUE' % (action['name'], gpu['guid']), 60.0))
+    return lines, True
+
+
+def _numa_distance(cpu, gpu):
+    """rvs pebb's CPU-GPU distance: 20 on the GPU's own socket, 52 across (mi355x-pebb-single-rvs1.6.75.txt)."""
+    return 20 if cpu['numa_node'] == gpu['numa_node'] else 52
+
+
+def _rvs_pebb(clock, action, gpus, cpus):
+    """Host-device bandwidth: 57.678 GB/s near and 54.034 far at Gen5 x16 (mi355x-pebb-single-rvs1.6.75.txt),
+    in proportion to the link the GPU trained to."""
+    h2d = action.get('host_to_device', 'true') == 'true'
+    d2h = action.get('device_to_host', 'false') == 'true'
+    lines = []
+    for gpu in gpus:
+        for cpu in cpus:
+            distance = _numa_distance(cpu, gpu)
+            lines.append(clock.line('[%s] pcie-bandwidth [CPU:: %d] %s distance:%d PCIe:%d'
+                                    % (action['name'], cpu['numa_node'], _tag(gpu), distance, distance)))
+    total = len(gpus) * len(cpus)
+    index = 0
+    for gpu in gpus:
+        speed, width = link_of(gpu)
+        for cpu in cpus:
+            index += 1
+            near = cpu['numa_node'] == gpu['numa_node']
+            gbps = (57.678 if near else 54.034) * speed * width / (32.0 * 16)
+            lines.append(clock.line('[%s] pcie-bandwidth [%2d/%d] [CPU:: %d] %s h2d::%s d2h::%s %.3f GBps duration: '
+                                    '%.6f secs' % (action['name'], index, total, cpu['numa_node'], _tag(gpu),
+                                                   'true' if h2d else 'false', 'true' if d2h else 'false', gbps,
+                                                   12.884901888 / gbps), 30.0 if index == 1 else 0.000011))
+    return lines, True
+
+
+def _rvs_pbqt(clock, action, gpus, perf):
+    """GPU pairs: xGMI peers at distance 15 (mi355x-pbqt-single-rvs1.6.75.txt); the bandwidth is the
+    model's TransferBench GPU->GPU figure, TransferBench being pbqt's transfer engine."""
+    lines = []
+    for src in gpus:
+        for dst in gpus:
+            if src is not dst:
+                lines.append(clock.line('[%s] p2p %s %s peers:true distance:15 xGMI:15'
+                                        % (action['name'], _tag(src), _tag(dst)), 0.000002))
+    total = len(gpus) * (len(gpus) - 1)
+    index = 0
+    for src in gpus:
+        for dst in gpus:
+            if src is not dst:
+                index += 1
+                gbps = 48.44 * perf['tb']
+                lines.append(clock.line('[%s] p2p-bandwidth[%d/%d] %s %s bidirectional: false %.3f GBps duration: '
+                                        '%.6f secs' % (action['name'], index, total, _tag(src), _tag(dst), gbps,
+                                                       13.958643712 / gbps), 30.0 if index == 1 else 0.001053))
+    return lines, True
+
+
+def _rvs_peqt(clock, action, gpus, perf):
+    return [clock.line('[%s] peqt true' % action['name'], 0.3)], True
+
+
+# The functions' MB/s on one MI355X GCD, from mi355x-babel-rvs1.6.75.txt (MBytes/sec, Max, Min, Avg).
+BABEL = (('Read', 7090191.900, 7090191.900, 6638148.386, 7019091.298),
+         ('Write', 6645670.223, 6645670.223, 5618652.956, 6106108.680),
+         ('Copy', 6224488.986, 6224488.986, 6037686.546, 6150313.849),
+         ('Mul', 6238685.230, 6238685.230, 6056284.950, 6152982.512),
+         ('Add', 6008723.700, 6008723.700, 5485279.487, 5919255.626),
+         ('Triad', 6031416.066, 6031416.066, 5879289.313, 5950804.403),
+         ('Dot', 5844542.436, 5844542.436, 4912455.933, 5806381.609))
+
+
+def _rvs_babel(clock, action, gpus, perf):
+    lines = []
+    rule = '-' * 81
+    for gpu in gpus:
+        lines.append(clock.line('[%s] [GPU:: %d] Starting the Babel memory stress test' % (action['name'], gpu['guid'])))
+        lines.append(clock.line('Running kernels 2000 times, Precision: double', 0.00007))
+        lines.append(clock.line('Array size: 6920.6 MB (=6.9 GB), Total size: 20761.8 MB (=20.8 GB)', 0.00004))
+        lines += ['', clock.line('', 35.0), rule,
+                  '%-12s%-12s%-15s%-15s%-15s%s' % ('GPU Id', 'Function', 'MBytes/sec', 'Max MB/s', 'Min MB/s', 'Avg MB/s'),
+                  rule]
+        for row in BABEL:
+            figures = ['%-15.3f' % (value * perf['babel']) for value in row[1:]]
+            lines.append(('%-12d%-12s%s' % (gpu['guid'], row[0], ''.join(figures))).rstrip())
+        lines.append(rule)
+    return lines, True
+
+
+RVS_MODULES = {'gst': _rvs_gst, 'iet': _rvs_iet, 'pbqt': _rvs_pbqt, 'peqt': _rvs_peqt, 'babel': _rvs_babel}
+
+
+def _box(left, right=None, width=69):
+    if right is None:
+        return '| %s |' % left.center(width - 2)
+    return '| %-32s | %-32s |' % (left, right)
+
+
+def _rvs_summary(state, gpus, verdicts):
+    edge, rule = '+' + '=' * 69 + '+', '+' + '-' * 69 + '+'
+    lines = ['', edge, _box('ROCm Validation Suite (RVS) Summary'), edge, _box('System Overview'), rule,
+             _box('Operating System', OS_NAME), _box('RVS version', RVS_VERSION),
+             _box('ROCm version', state.rocm_version or 'N/A'), _box('amdgpu version', state.driver or 'N/A'),
+             _box('GPUs', str(len(gpus))), rule]
+    for first in range(0, len(gpus), 2):
+        pair = gpus[first:first + 2]
+        names = ['%s - %d' % (gpu['market_name'], gpu['guid']) for gpu in pair]
+        where = ['%d - %d - %s' % (gpu['index'], gpu['node'], gpu['pci']) for gpu in pair]
+        lines += [_box(names[0], names[1] if len(names) > 1 else ''),
+                  _box(where[0], where[1] if len(where) > 1 else ''), rule]
+    lines[-1] = edge
+    lines += ['| %-32s | %-14s | %-15s |' % ('Action Name', 'Module', 'Result'), edge]
+    for name, module, passed in verdicts:
+        lines += ['| %-32s | %-14s | %-15s |' % (name, module.upper(), 'PASS' if passed else 'FAIL'), rule]
+    return lines
+
+
+def render_rvs(state, args):
+    """Return (stdout, stderr, rc) of ``rvs -c <conf> [-d <level>]``."""
+    conf = None
+    args = list(args)
+    while args:
+        arg = args.pop(0)
+        if arg == '-c' and args:
+            conf = args.pop(0)
+        elif arg == '-d' and args:
+            args.pop(0)
+        else:
+            return '', RVS_USAGE, 2
+    if conf is None:
+        return '', RVS_USAGE, 2
+    try:
+        with open(conf) as handle:
+            actions = read_rvs_conf(handle.read())
+    except (IOError, OSError):
+        return 'RVS-ERROR: could not open the configuration file %s\n' % conf, '', 1
+    if state.driver is None or state.kfd_error:
+        return 'RVS-ERROR: no supported GPUs available (amdgpu is not loaded or /dev/kfd cannot be opened)\n', '', 1
+    gpus = tested_gpus(state)
+    perf = _model(gpus)
+    clock = _Clock()
+    lines, verdicts = [], []
+    for action in actions:
+        module = action.get('module', '')
+        lines.append(clock.line('Action name :%s' % action['name']))
+        lines.append(clock.line('Module name :%s' % module))
+        if module == 'pebb':
+            body, passed = _rvs_pebb(clock, action, gpus, state.cpus)
+        elif module in RVS_MODULES:
+            body, passed = RVS_MODULES[module](clock, action, gpus, perf)
+        else:
+            return '\n'.join(lines) + '\nRVS-ERROR: module %s is not simulated by the llmfleet lab stub\n' % module, '', 1
+        lines += body
+        verdicts.append((action['name'], module, passed))
+    lines += _rvs_summary(state, gpus, verdicts)
+    return '\n'.join(lines) + '\n', '', 0
+
+
+# ---------------------------------------------------------------------------------------------
+# rccl-tests all_reduce_perf
+
+# (size, out-of-place time us, busbw GB/s, in-place time us, busbw GB/s) of the 8 x MI300X run in
+# tests/unit/fixtures/rccl_tests/mi300x-8gpu-acceptance-doc.txt.
+ALL_REDUCE_MI300X = (
+    (8, 34.13, 0.0, 39.55, 0.0), (16, 38.73, 0.0, 38.92, 0.0), (32, 39.48, 0.0, 39.23, 0.0),
+    (64, 39.18, 0.0, 54.09, 0.0), (128, 39.36, 0.01, 182.4, 0.0), (256, 41.24, 0.01, 44.39, 0.01),
+    (512, 44.23, 0.02, 44.43, 0.02), (1024, 45.84, 0.04, 58.3, 0.03), (2048, 44.6, 0.08, 44.59, 0.08),
+    (4096, 45.01, 0.16, 45.16, 0.16), (8192, 43.72, 0.33, 43.06, 0.33), (16384, 55.7, 0.51, 43.96, 0.65),
+    (32768, 44.39, 1.29, 43.22, 1.33), (65536, 44.35, 2.59, 57.02, 2.01), (131072, 47.47, 4.83, 41.03, 5.59),
+    (262144, 59.18, 7.75, 41.75, 10.99), (524288, 57.96, 15.83, 51.85, 17.7), (1048576, 58.47, 31.38, 58.94, 31.13),
+    (2097152, 59.86, 61.31, 61.09, 60.08), (4194304, 90.74, 80.89, 90.5, 81.1), (8388608, 110.8, 132.49, 116.3, 126.23),
+    (16777216, 169.7, 173.02, 171.7, 170.99), (33554432, 257.6, 227.99, 271.7, 216.14),
+    (67108864, 428.1, 274.33, 437.3, 268.53), (134217728, 801.8, 292.96, 807.4, 290.9),
+    (268435456, 1546.5, 303.76, 1554.9, 302.12), (536870912, 3038.1, 309.25, 3046.8, 308.36),
+    (1073741824, 6003.9, 312.97, 6003.6, 312.99), (2147483648, 11938.0, 314.8, 11960.0, 314.22),
+    (4294967296, 23849.0, 315.15, 23881.0, 314.74), (8589934592, 47488.0, 316.55, 47594.0, 315.84),
+)
+ALL_REDUCE_USAGE = ('all_reduce_perf (llmfleet lab stub): only -b <size> -e <size> -f <factor> -g <gpus> '
+                    '[-c 0|1] are simulated\n')
+
+
+def _bytes(text):
+    match = re.match(r'^(\d+)([KMG]?)$', text.upper())
+    if not match:
+        raise UsageError(text)
+    return int(match.group(1)) << {'': 0, 'K': 10, 'M': 20, 'G': 30}[match.group(2)]
+
+
+def _all_reduce_part(size, time_us, busbw, ranks, scale):
+    """time, algbw and busbw of one run, scaled; algbw = busbw * n / (2 (n - 1)) as rccl-tests counts it."""
+    if ranks < 2:
+        algbw = size / (time_us * 1e3)
+        return time_us, algbw, 0.0
+    busbw *= scale
+    algbw = busbw * ranks / (2.0 * (ranks - 1))
+    time = size / (algbw * 1e3) if algbw > 0.05 else time_us
+    return time, size / (time * 1e3), busbw
+
+
+def render_all_reduce(state, args, host='localhost', pid=4242):
+    """Return (stdout, stderr, rc) of ``all_reduce_perf -b 8 -e 8G -f 2 -g N [-c 1]``."""
+    options = {'-b': '8', '-e': '32M', '-f': '2', '-g': '1', '-c': '1'}
+    args = list(args)
+    try:
+        while args:
+            arg = args.pop(0)
+            if arg not in options or not args:
+                raise UsageError(arg)
+            options[arg] = args.pop(0)
+        min_bytes, max_bytes = _bytes(options['-b']), _bytes(options['-e'])
+        factor, ngpus, check = int(options['-f']), int(options['-g']), int(options['-c'])
+    except (UsageError, ValueError):
+        return '', ALL_REDUCE_USAGE, 2
+    gpus = tested_gpus(state) if state.driver is not None and not state.kfd_error else []
+    scale = _model(gpus)['rccl'] * float(state.profile.get('rccl_busbw_scale', 1.0))
+    head = ['# nThread 1 nGpus %d minBytes %d maxBytes %d step: %d(factor) warmup iters: 5 iters: 20 agg iters: 1 '
+            'validation: %d graph: 0' % (ngpus, min_bytes, max_bytes, factor, check), '#',
+            'rccl-tests: Version develop:ae3e635']
+    if ngpus > len(gpus):
+        # What rccl-tests prints when it asks HIP for a device that is not there.
+        return '\n'.join(head) + '\n%s: Test HIP failure common.cu:1279 \'invalid device ordinal\'\n .. %s pid %d: ' \
+            'Test failure common.cu:1158\n' % (host, host, pid), '', 3
+    lines = head + ['# Using devices']
+    for rank, gpu in enumerate(gpus[:ngpus]):
+        lines.append('#  Rank %2d Group  0 Pid %6d on %s device %2d [%s] %s'
+                     % (rank, pid, host, rank, gpu['pci'][:-2], gpu['market_name']))
+    lines += ['#', '#%s%s' % (' ' * 62, 'out-of-place                       in-place          '),
+              '#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   '
+              'busbw #wrong',
+              '#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  '
+              '(GB/s)       ']
+    figures = []
+    for size, oop_time, oop_busbw, ip_time, ip_busbw in ALL_REDUCE_MI300X:
+        if size < min_bytes or size > max_bytes:
+            continue
+        wrong = '0' if check else 'N/A'
+        cells = []
+        for time_us, busbw in ((oop_time, oop_busbw), (ip_time, ip_busbw)):
+            time, algbw, bus = _all_reduce_part(size, time_us, busbw, ngpus, scale)
+            figures.append(bus)
+            cells.append('%8s %7.2f %7.2f %6s' % (('%.2f' % time) if time < 1000 else ('%.1f' % time) if time < 10000
+                                                    else '%d' % time, algbw, bus, wrong))
+        lines.append('%12d  %12d     float     sum      -1 %s  %s' % (size, size // 4, cells[0], cells[1]))
+    lines += ['# Errors with asterisks indicate errors that have exceeded the maximum threshold.',
+              '# Out of bounds values : 0 OK',
+              '# Avg bus bandwidth    : %g ' % round(sum(figures) / len(figures), 4) if figures else '# Avg bus bandwidth    : 0 ',
+              '#']
+    return '\n'.join(lines) + '\n', '', 0
+
+
+# ---------------------------------------------------------------------------------------------
+# TransferBench a2a / p2p
+
+# GPU -> GPU GB/s of the 8 x MI300X all-to-all in tests/unit/fixtures/transferbench/mi300x-a2a-acceptance-doc.txt
+# (row: source, column: destination; None on the diagonal).
+A2A_MI300X = (
+    (None, 43.666, 36.624, 43.480, 36.677, 43.729, 36.871, 43.607),
+    (37.858, None, 39.964, 37.983, 40.440, 38.410, 40.209, 38.156),
+    (31.420, 34.604, None, 31.624, 34.795, 31.512, 34.678, 31.556),
+    (30.883, 28.583, 30.972, None, 28.649, 30.883, 28.658, 30.918),
+    (34.388, 35.432, 34.283, 35.309, None, 34.198, 35.236, 34.260),
+    (29.553, 30.244, 29.432, 30.169, 29.448, None, 30.152, 29.392),
+    (38.320, 40.466, 38.538, 40.823, 38.526, 40.436, None, 38.188),
+    (42.405, 36.295, 42.521, 36.361, 42.635, 36.472, 42.553, None),
+)
+# From mi300x-p2p-acceptance-doc.txt: unidirectional CPU->CPU (near, far), CPU->GPU (near, far), GPU->CPU,
+# GPU->GPU, GPU local; bidirectional per direction: CPU-GPU near (->, <-), far (->, <-), GPU->GPU, GPU<-GPU.
+P2P_MI300X = {'cpu_cpu': (42.75, 38.85), 'cpu_gpu': (42.33, 41.53), 'gpu_cpu': 55.24, 'gpu_gpu': 48.44,
+              'local': 1689.85, 'bi_near': (41.37, 54.66), 'bi_far': (39.96, 39.40), 'bi_gpu': (46.24, 46.22)}
+TB_USAGE = 'TransferBench (llmfleet lab stub): only the presets "a2a" and "p2p" are simulated\n'
+
+
+def _cell(value, width=10):
+    return ('%*s' % (width, 'N/A')) if value is None else ('%*.3f' % (width, value))
+
+
+def render_a2a(gpus, scale):
+    if len(gpus) < 2:
+        return None
+    count = len(gpus)
+    matrix = [[None if i == j else A2A_MI300X[i % 8][j % 8] * scale for j in range(count)] for i in range(count)]
+    lines = ['Summary: [268435456 bytes per Transfer] [GFX:8] [1 Read(s) 1 Write(s)]', '=' * 75,
+             'SRC\\DST ' + ''.join('GPU %02d     ' % j for j in range(count)) + '   STotal      Actual']
+    stotals, actuals = [], []
+    for i, row in enumerate(matrix):
+        values = [value for value in row if value is not None]
+        stotal, actual = sum(values), min(values) * len(values)
+        stotals.append(stotal)
+        actuals.append(actual)
+        lines.append('GPU %02d ' % i + ''.join(_cell(value) for value in row) + '  %12.3f%12.3f' % (stotal, actual))
+    columns = [sum(row[j] for row in matrix if row[j] is not None) for j in range(count)]
+    aggregate = sum(stotals)
+    lines += ['', 'RTotal ' + ''.join(_cell(value) for value in columns)
+              + '  %12.3f%12.3f%12.3f' % (aggregate, min(actuals), max(actuals)), '',
+              'Average   bandwidth (GPU Timed): %8.3f GB/s' % (aggregate / (count * (count - 1))),
+              'Aggregate bandwidth (GPU Timed): %8.3f GB/s' % aggregate,
+              'Aggregate bandwidth (CPU Timed): %8.3f GB/s' % (aggregate * 0.7044)]
+    return lines
+
+
+def _p2p_table(title, rows, devices, averages, kind):
+    lines = [title, '     SRC\\DST ' + ''.join('%10s' % name for name in devices)]
+    for label, values in rows:
+        lines.append('%-13s' % label + ''.join(_cell(value, 10) for value in values))
+    lines += ['%27s%10s%10s%10s' % ('CPU->CPU', 'CPU->GPU', 'GPU->CPU', 'GPU->GPU'),
+              'Averages (During %s): ' % kind + ''.join(_cell(value, 10) for value in averages)]
+    return lines
+
+
+def _mean(values):
+    values = [value for value in values if value is not None]
+    return sum(values) / len(values) if values else None
+
+
+def render_p2p(cpus, gpus, scale):
+    p = P2P_MI300X
+    devices = ['CPU %02d' % cpu['numa_node'] for cpu in cpus] + ['GPU %02d' % i for i in range(len(gpus))]
+
+    def near(cpu, gpu):
+        return cpu['numa_node'] == gpu['numa_node']
+
+    uni, cc, cg, gc, gg = [], [], [], [], []
+    for cpu in cpus:
+        row = [p['cpu_cpu'][0] if other is cpu else p['cpu_cpu'][1] for other in cpus]
+        row += [(p['cpu_gpu'][0] if near(cpu, gpu) else p['cpu_gpu'][1]) * scale for gpu in gpus]
+        cc += row[:len(cpus)]
+        cg += row[len(cpus):]
+        uni.append(('  CPU %02d  ->' % cpu['numa_node'], row))
+    for i, gpu in enumerate(gpus):
+        row = [p['gpu_cpu'] * scale for _cpu in cpus]
+        row += [p['local'] * scale if j == i else p['gpu_gpu'] * scale for j in range(len(gpus))]
+        gc += row[:len(cpus)]
+        gg += [value for j, value in enumerate(row[len(cpus):]) if j != i]
+        uni.append(('  GPU %02d  ->' % i, row))
+    lines = _p2p_table('Unidirectional copy peak bandwidth GB/s [Local read / Remote write] (GPU-Executor: GFX)', uni,
+                       devices, [_mean(cc), _mean(cg), _mean(gc), _mean(gg)], 'UniDir')
+    bi, cg, gc, gg = [], [], [], []
+    for cpu in cpus:
+        out = [None for _other in cpus] + [(p['bi_near'] if near(cpu, gpu) else p['bi_far'])[0] * scale for gpu in gpus]
+        into = [None for _other in cpus] + [(p['bi_near'] if near(cpu, gpu) else p['bi_far'])[1] * scale for gpu in gpus]
+        cg += out[len(cpus):]
+        bi += [('  CPU %02d  ->' % cpu['numa_node'], out), ('  CPU %02d <-' % cpu['numa_node'], into),
+               ('  CPU %02d <->' % cpu['numa_node'], [None if a is None else a + b for a, b in zip(out, into)])]
+    for i, gpu in enumerate(gpus):
+        out = [(p['bi_near'] if near(cpu, gpu) else p['bi_far'])[1] * scale for cpu in cpus]
+        out += [None if j == i else p['bi_gpu'][0] * scale for j in range(len(gpus))]
+        into = [(p['bi_near'] if near(cpu, gpu) else p['bi_far'])[0] * scale for cpu in cpus]
+        into += [None if j == i else p['bi_gpu'][1] * scale for j in range(len(gpus))]
+        gc += out[:len(cpus)]
+        gg += out[len(cpus):]
+        bi += [('  GPU %02d  ->' % i, out), ('  GPU %02d <-' % i, into),
+               ('  GPU %02d <->' % i, [None if a is None else a + b for a, b in zip(out, into)])]
+    lines += [''] + _p2p_table('Bidirectional copy peak bandwidth GB/s [Local read / Remote write] (GPU-Executor: GFX)',
+                               bi, devices, [None, _mean(cg), _mean(gc), _mean(gg)], 'BiDir')
+    return lines
+
+
+def render_transferbench(state, args):
+    """Return (stdout, stderr, rc) of ``TransferBench a2a`` / ``TransferBench p2p``."""
+    if len(args) != 1 or args[0] not in ('a2a', 'p2p'):
+        return '', TB_USAGE, 2
+    head = ['TransferBench v%s' % TRANSFERBENCH_VERSION]
+    if state.driver is None or state.kfd_error:
+        return '\n'.join(head + ['[ERROR] No GPU devices detected (hipGetDeviceCount returned 0)']) + '\n', '', 1
+    gpus = tested_gpus(state)
+    scale = _model(gpus)['tb']
+    if args[0] == 'a2a':
+        body = render_a2a(gpus, scale)
+        if body is None:
+            return '\n'.join(head + ['[ERROR] a2a needs at least 2 GPUs, found %d' % len(gpus)]) + '\n', '', 1
+    else:
+        body = ['Bytes Per Direction 67108864'] + render_p2p(state.cpus, gpus, scale)
+    return '\n'.join(head + body) + '\n', '', 0
+
+
+# ---------------------------------------------------------------------------------------------
+# entry point (gpusim.main hands these tools here)
+
+TOOLS = {'rvs': render_rvs, 'all_reduce_perf': render_all_reduce, 'TransferBench': render_transferbench}
+AMD_SMI_COMMANDS = ('metric', 'bad-pages', 'firmware', 'topology')
+
+
+def render(tool, state, argv):
+    """Return (stdout, stderr, rc) of one of the validation tools."""
+    if tool == 'amd-smi':
+        return render_amd_smi_health(state, argv)
+    if tool == 'all_reduce_perf':
+        return render_all_reduce(state, argv, host=socket.gethostname(), pid=os.getpid())
+    if tool not in TOOLS:
+        raise gpusim.LabGpuError('unknown tool %s' % tool)
+    return TOOLS[tool](state, argv)

@@ -1,0 +1,284 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The lab's simulated validation tools (lab/stubs/validsim.py): what they print for every profile goes through
+the collection's parsers and the threshold judge (plugins/module_utils/validate_thresholds.py). A healthy profile
+passes every judged figure; the degraded profile gives exactly its three problems. The stub packages that install
+the tools are staged under tmp_path and their entry scripts run."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.llmfleet.rocm.plugins.module_utils import (
+    amd_smi_health, lspci, rccl_tests, rvs, transferbench, validate_thresholds)
+from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ToolError
+
+# lab/stubs/ and lab/ (conftest.py)
+import gpusim
+import validsim
+from labctl import packages
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PROFILES = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, 'lab', 'profiles', '*.json')))
+HEALTHY = [name for name in PROFILES if not name.endswith('-findings')]
+DEGRADED = 'mi300x-8-degraded-findings'
+CONF = os.path.join(ROOT, 'lab', 'stubs', 'rvs_conf')
+NO_FAULTS = os.path.join(ROOT, 'lab', 'profiles', 'no-such-dir')
+RVS_CONFS = ('{model}/gst_single.conf', '{model}/iet_single.conf', '{model}/pebb_single.conf', 'pbqt_single.conf',
+             'peqt_single.conf', 'babel.conf')
+
+
+def profile(name):
+    with open(os.path.join(ROOT, 'lab', 'profiles', name + '.json')) as handle:
+        return json.load(handle)
+
+
+def state(name, **kwargs):
+    kwargs.setdefault('driver', '6.16.6')
+    return gpusim.State(profile=profile(name), **kwargs)
+
+
+def ok(result):
+    out, err, rc = result
+    assert rc == 0 and err == '', err
+    return out
+
+
+def amd_smi(st, *args):
+    out, err, rc = validsim.render_amd_smi_health(st, list(args) + ['--json'], faults_dir=NO_FAULTS)
+    assert rc == 0 and err == '', err
+    return out
+
+
+def pcie_links(st):
+    """{device, speed_gts, width} of the tested GPUs from the lspci stub, as the judge takes them."""
+    tested = set(gpu['pci'] for gpu in validsim.tested_gpus(st))
+    devices = lspci.parse_lspci(ok(gpusim.render_lspci(st, ['-D', '-nn', '-vvv'])))['devices']
+    return [{'device': dev['address'], 'speed_gts': dev['pcie']['link_speed_gts'], 'width': dev['pcie']['link_width']}
+            for dev in devices if dev['address'] in tested]
+
+
+def results_of(name):
+    """The parsed outputs of a whole validation run on a profile, and its GPU model."""
+    st = state(name)
+    gpus = validsim.tested_gpus(st)
+    model = gpus[0]['model']
+    run = {
+        'rccl_all_reduce': rccl_tests.parse_rccl_tests(ok(validsim.render_all_reduce(
+            st, ['-b', '8', '-e', '8G', '-f', '2', '-g', str(len(gpus))]))),
+        'transferbench': {'p2p': transferbench.parse_transferbench(ok(validsim.render_transferbench(st, ['p2p'])))['p2p']},
+        'rvs': rvs.parse_rvs(''.join(ok(validsim.render_rvs(st, ['-c', os.path.join(CONF, conf.format(model=model))]))
+                                     for conf in RVS_CONFS)),
+        'pcie_links': pcie_links(st),
+        'amd_smi_metric': amd_smi_health.parse_amd_smi_metric_json(amd_smi(st, 'metric')),
+        'amd_smi_bad_pages': amd_smi_health.parse_amd_smi_bad_pages_json(amd_smi(st, 'bad-pages')),
+    }
+    if len(gpus) > 1:
+        run['transferbench']['a2a'] = transferbench.parse_transferbench(
+            ok(validsim.render_transferbench(st, ['a2a'])))['a2a']
+    return run, model
+
+
+def not_ok(findings):
+    return [finding for finding in findings if finding['level'] != 'ok']
+
+
+# ---------------------------------------------------------------------------------------------
+# healthy profiles: everything parses, every judged figure passes
+
+@pytest.mark.parametrize('name', HEALTHY)
+def test_a_healthy_profile_passes_every_judged_figure(name):
+    run, model = results_of(name)
+    findings = validate_thresholds.judge(run, model)
+    assert [f for f in findings if f['level'] == 'error'] == []
+    # What stays a warning is what the profile cannot run as the threshold's command: fewer GPUs than the
+    # all-reduce figure's ranks, or MI210's same-socket pairs with no pairs (one MI210).
+    for finding in not_ok(findings):
+        assert 'not judged' in finding['message'], finding['message']
+    judged = [f for f in findings if f['level'] == 'ok']
+    assert set(['health.ecc_uncorrectable', 'pcie.link']) <= set(f['id'] for f in judged)
+    assert all(action['passed'] is True for action in run['rvs']['actions'])
+    assert set(action['module'] for action in run['rvs']['actions']) == set(['gst', 'iet', 'pebb', 'pbqt', 'peqt',
+                                                                             'babel'])
+    if len(validsim.tested_gpus(state(name))) == 8:
+        assert 'rccl.all_reduce.busbw' in [f['id'] for f in judged]
+
+
+def test_the_8_gpu_all_reduce_is_the_capture():
+    result = results_of('mi300x-8')[0]['rccl_all_reduce']
+    assert result['header']['ngpus'] == 8 and len(result['devices']) == 8 and len(result['rows']) == 31
+    assert result['largest']['in_place']['busbw_gbs'] == 315.84 and result['avg_busbw_gbs'] == 102.138
+    assert result['largest']['out_of_place']['algbw_gbs'] == pytest.approx(180.88, abs=0.02)
+    assert [device['name'] for device in result['devices']] == ['AMD Instinct MI300X'] * 8
+
+
+@pytest.mark.parametrize('name', PROFILES)
+def test_amd_smi_health_outputs_parse_and_agree_with_lspci(name):
+    st = state(name)
+    metric = amd_smi_health.parse_amd_smi_metric_json(amd_smi(st, 'metric'))['gpus']
+    assert [gpu['gpu'] for gpu in metric] == [gpu['index'] for gpu in st.gpus]
+    links = dict((link['device'], link) for link in pcie_links(st))
+    for gpu, reading in zip(st.gpus, metric):
+        if gpu['apu']:
+            assert reading['pcie'] is None and reading['ecc'] is None
+            continue
+        assert (reading['pcie']['speed_gts'], reading['pcie']['width']) == (
+            links[gpu['pci']]['speed_gts'], links[gpu['pci']]['width'])
+        assert reading['power']['throttled'] is False
+        assert reading['ecc']['uncorrectable'] == int((gpu.get('faults') or {}).get('ecc_uncorrect', 0))
+    firmware = amd_smi_health.parse_amd_smi_firmware_json(amd_smi(st, 'firmware'))['gpus']
+    assert len(set(json.dumps(gpu['firmware'], sort_keys=True) for gpu in firmware if gpu['gpu'] in
+                   [g['index'] for g in validsim.tested_gpus(st)])) == 1, 'the same firmware on every Instinct GPU'
+    topology = amd_smi_health.parse_amd_smi_topology_json(amd_smi(st, 'topology'))['gpus']
+    assert [gpu['pci_address'] for gpu in topology] == [gpu['pci'] for gpu in st.gpus]
+    static = amd_smi_health.parse_amd_smi_static_health_json(ok(gpusim.render_amd_smi(st, ['static', '--json'])))
+    for gpu, entry in zip(st.gpus, static['gpus']):
+        assert (entry['ras'] is None) == gpu['apu']
+    pages = amd_smi_health.parse_amd_smi_bad_pages_json(amd_smi(st, 'bad-pages'))['gpus']
+    assert all(gpu['retired'] == [] and gpu['pending'] == [] for gpu in pages)
+
+
+def test_metric_sections_are_those_asked_for():
+    st = state('mi300x-2')
+    entry = json.loads(amd_smi(st, 'metric', '-e', '-P'))['gpu_data'][0]
+    assert sorted(entry) == ['ecc', 'gpu', 'pcie']
+    out, err, rc = validsim.render_amd_smi_health(st, ['metric', '-v', '--json'], faults_dir=NO_FAULTS)
+    assert rc == 2 and out == '' and '-v' in err
+
+
+def test_the_fault_switch_file_shows_in_amd_smi(tmp_path):
+    (tmp_path / 'gpu1.json').write_text(json.dumps({'ecc_uncorrect': 2, 'ecc_correct': 3, 'junction_temperature': 108}))
+    st = state('mi300x-2')
+    out = ok(validsim.render_amd_smi_health(st, ['metric', '--json'], faults_dir=str(tmp_path)))
+    gpus = amd_smi_health.parse_amd_smi_metric_json(out)['gpus']
+    assert gpus[0]['ecc']['uncorrectable'] == 0
+    assert (gpus[1]['ecc']['uncorrectable'], gpus[1]['ecc']['correctable']) == (2, 3)
+    assert gpus[1]['ecc_blocks']['UMC']['correctable'] == 3 and gpus[1]['temperature_c']['hotspot'] == 108.0
+
+
+def test_one_gpu_has_no_all_to_all_and_too_many_ranks_fail():
+    st = state('mi210-plus-igpu')
+    with pytest.raises(ToolError, match='at least 2 GPUs'):
+        transferbench.parse_transferbench(validsim.render_transferbench(st, ['a2a'])[0])
+    out, _err, rc = validsim.render_all_reduce(st, ['-b', '8', '-e', '8G', '-f', '2', '-g', '4'])
+    assert rc != 0
+    with pytest.raises(ToolError, match='invalid device ordinal'):
+        rccl_tests.parse_rccl_tests(out)
+
+
+def test_without_the_driver_the_tools_fail_as_the_parsers_expect():
+    st = state('mi300x-2', driver=None, loaded=False)
+    with pytest.raises(ToolError):
+        rvs.parse_rvs(validsim.render_rvs(st, ['-c', os.path.join(CONF, 'babel.conf')])[0])
+    with pytest.raises(ToolError):
+        transferbench.parse_transferbench(validsim.render_transferbench(st, ['p2p'])[0])
+    assert validsim.render_amd_smi_health(st, ['metric', '--json'])[1] == gpusim.AMD_SMI_DRIVER_ERRORS
+
+
+# ---------------------------------------------------------------------------------------------
+# the degraded profile: its three problems and nothing else
+
+def test_the_degraded_profile_gives_exactly_its_three_problems():
+    run, model = results_of(DEGRADED)
+    problems = sorted(not_ok(validate_thresholds.judge(run, model)), key=lambda f: f['id'])
+    assert [(f['level'], f['id']) for f in problems] == [
+        ('error', 'health.ecc_uncorrectable'), ('error', 'pcie.link'), ('error', 'rccl.all_reduce.busbw')]
+    ecc, link, all_reduce = problems
+    gpus = gpusim.machine(profile(DEGRADED))[1]
+    assert ecc['gpu'] == 6 and gpus[6]['pci'] == '0000:cd:00.0' and ecc['figure'] == 1
+    assert link['gpu'] == '0000:5f:00.0' and link['figure'] == '32.0 GT/s x8' and '0000:5f:00.0' in link['message']
+    # The all-reduce is one figure of the whole node: the judge names no GPU for it.
+    assert all_reduce['gpu'] is None and all_reduce['figure'] < 304.0 == all_reduce['threshold']
+    assert all_reduce['figure'] == pytest.approx(315.84 * 0.9, abs=0.01)
+
+
+def test_the_degraded_profile_is_mi300x_8_but_for_its_problems():
+    base, degraded = profile('mi300x-8'), profile(DEGRADED)
+    assert degraded['cpus'] == base['cpus'] and degraded['rccl_busbw_scale'] < 304.0 / 315.84
+    strip = ('pcie_link', 'faults')
+    assert [dict((k, v) for k, v in gpu.items() if k not in strip) for gpu in degraded['gpus']] == base['gpus']
+    assert [gpu['pci'] for gpu in degraded['gpus'] if 'pcie_link' in gpu] == ['0000:5f:00.0']
+    assert [gpu['pci'] for gpu in degraded['gpus'] if 'faults' in gpu] == ['0000:cd:00.0']
+
+
+def test_the_x8_link_halves_that_gpus_host_bandwidth_and_rvs_still_passes():
+    st = state(DEGRADED)
+    action = rvs.parse_rvs(ok(validsim.render_rvs(st, ['-c', os.path.join(CONF, 'MI300X', 'pebb_single.conf')])))
+    action = action['actions'][0]
+    near = dict((t['gpu']['pci_address'], t['gbps']) for t in action['transfers'] if t['cpu'] == 0)
+    assert near['0000:5f:00.0'] == pytest.approx(near['0000:1b:00.0'] / 2, abs=0.002)
+    assert action['passed'] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# the stub packages
+
+SPEC = packages.repo_spec()
+TOOLS = {'rocm-validation-suite': ('opt/rocm-7.1.1/bin/rvs', ['-c', '{conf}']),
+         'transferbench': ('opt/rocm-7.1.1/bin/TransferBench', ['p2p']),
+         'rccl-tests': ('opt/rccl-tests/build/all_reduce_perf', ['-b', '8', '-e', '8G', '-f', '2', '-g', '2']),
+         'amd-smi-lib': ('opt/rocm-7.1.1/libexec/amdsmi_cli/amdsmi_cli.py', ['metric', '--json'])}
+PARSERS = {'rocm-validation-suite': rvs.parse_rvs, 'transferbench': transferbench.parse_transferbench,
+           'rccl-tests': rccl_tests.parse_rccl_tests, 'amd-smi-lib': amd_smi_health.parse_amd_smi_metric_json}
+
+
+def test_validation_packages_have_their_real_names_and_a_tool_layout():
+    layouts = packages.package_layouts()['layouts']
+    for name, kind in (('rocm-validation-suite', 'tool:rvs'), ('transferbench', 'tool:transferbench'),
+                       ('rccl-tests', 'tool:rccl-tests')):
+        assert SPEC['packages'][name]['files'] == kind
+        copies = [entry['copy'] for entry in layouts[kind]['files'] if 'copy' in entry]
+        assert 'stubs/gpusim.py' in copies and 'stubs/validsim.py' in copies, 'the entry script imports both'
+    amd_smi_copies = [entry.get('copy') for entry in layouts['tool:amd-smi']['files']]
+    assert 'stubs/validsim.py' in amd_smi_copies, 'amd-smi metric/bad-pages/firmware/topology are validsim\'s'
+    versions = packages.package_versions(SPEC, '7.1.1', 'noble')
+    assert versions['rccl-tests'].split('.70101-')[0] == SPEC['releases']['7.1.1']['versions']['rccl']
+
+
+def test_every_rvs_conf_of_the_threshold_table_is_shipped():
+    shipped = set(entry['path'].replace('{prefix}', '/opt/rocm') for entry in
+                  packages.package_layouts()['layouts']['tool:rvs']['files'] if 'copy' in entry)
+    for name in HEALTHY:
+        model = validsim.tested_gpus(state(name))[0]['model']
+        if model == 'MI250X':
+            # The table names AMD's MI250 page's conf/MI250/; rvs ships conf/MI250X/, as the stub does.
+            continue
+        for rule in validate_thresholds.thresholds_for(model)['rvs'].values():
+            if rule['conf']:
+                assert rule['conf'] in shipped, rule['conf']
+
+
+@pytest.mark.parametrize('name', sorted(TOOLS))
+def test_staged_entry_scripts_print_what_the_parsers_read(tmp_path, name):
+    versions = packages.package_versions(SPEC, '7.1.1', 'noble')
+    root = tmp_path / 'root'
+    root.mkdir()
+    packages.stage_package(SPEC, name, '7.1.1', 'noble', versions, str(root))
+    sysroot = tmp_path / 'sys' / 'module' / 'amdgpu'
+    sysroot.mkdir(parents=True)
+    (sysroot / 'initstate').write_text('live\n')
+    (sysroot / 'version').write_text('6.16.6\n')
+    (tmp_path / 'kfd').write_text('')
+    path, args = TOOLS[name]
+    script = root / path
+    # The entry script puts its libdir (an absolute path of the installed package) on sys.path: the staged one here.
+    libdir = re.search(r"sys.path.insert\(0, '([^']+)'\)", script.read_text()).group(1)
+    libdir = str(root / libdir.lstrip('/'))
+    conf = root / 'opt/rocm-7.1.1/share/rocm-validation-suite/conf/MI300X/gst_single.conf'
+    env = dict(os.environ, PYTHONPATH=libdir, LLMFLEET_LAB_GPU_PROFILE=os.path.join(ROOT, 'lab', 'profiles', 'mi300x-2.json'),
+               LLMFLEET_LAB_SYSROOT=str(tmp_path / 'sys'), LLMFLEET_LAB_KFD=str(tmp_path / 'kfd'),
+               LLMFLEET_LAB_FAULTS=str(tmp_path / 'faults'))
+    proc = subprocess.run([sys.executable, str(script)] + [arg.format(conf=conf) for arg in args], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    assert PARSERS[name](proc.stdout)
