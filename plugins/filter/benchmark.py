@@ -46,6 +46,10 @@ def _fleet_gpus(nodes):
     return sum(len(_served(node)) for node in nodes)
 
 
+def _gpus(count):
+    return '%d GPU%s' % (count, '' if count == 1 else 's')
+
+
 def _tp_node(nodes, count):
     """The first node whose served GPUs a tp server over ``count`` GPUs divides, or None."""
     for node in nodes:
@@ -96,8 +100,8 @@ def _tp_counts(values, ctx):
             continue
         if count > largest:
             messages.append('benchmark_gpu_counts has %d with tp in benchmark_modes, but a tensor-parallel server runs on one'
-                            ' node and the largest node serves %d GPUs: leave %d out of benchmark_gpu_counts or tp out of'
-                            ' benchmark_modes.' % (count, largest, count))
+                            ' node and the largest node serves on %s: leave %d out of benchmark_gpu_counts or tp out of'
+                            ' benchmark_modes.' % (count, _gpus(largest), count))
         else:
             messages.append('benchmark_gpu_counts has %d with tp in benchmark_modes, but %d divides no node\'s served GPUs (%s):'
                             ' use counts that divide them, e.g. powers of two on 8-GPU nodes.'

@@ -67,7 +67,10 @@ def _rvs_rules(conf_dir=None, source=SRC_RVS):
                  'conf': conf('pbqt_single.conf', per_model=False), 'source': source},
         'peqt': {'criterion': '"peqt true" for every action (run as root)',
                  'conf': conf('peqt_single.conf', per_model=False), 'source': source},
-        'babel': {'criterion': 'rvs reports PASS for the action', 'conf': None, 'source': SRC_RVS},
+        # AMD's pages measure HBM bandwidth with BabelStream under mpiexec (babelstream_mbps); rvs's own babel module
+        # runs from its shared babel.conf and is judged by its verdict.
+        'babel': {'criterion': 'rvs reports PASS for the action', 'conf': conf('babel.conf', per_model=False),
+                  'source': SRC_RVS},
     }
 
 
@@ -130,7 +133,8 @@ THRESHOLDS = {
                                              'command': 'TransferBench p2p', 'source': SRC_MI250},
         'transferbench_p2p_bidirectional': {'value': 55.0, 'measure': 'average_gpu_gpu',
                                             'command': 'TransferBench p2p', 'source': SRC_MI250},
-        'rvs': _rvs_rules('MI250', SRC_MI250),
+        # The page names conf/MI250/; rvs installs the MI250X configurations under conf/MI250X/ (rvs/conf/MI250X).
+        'rvs': _rvs_rules('MI250X', SRC_MI250),
         'babelstream_mbps': {'copy': 1200000.0, 'mul': 1200000.0, 'add': 1100000.0, 'triad': 1100000.0,
                              'dot': 1200000.0, 'command': 'mpiexec -n 8 wrapper.sh', 'source': SRC_MI250},
     },

@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every input rule of the validate role, triggered and quiet; the fleet table."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import csv
+import io
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.filter.validate import validate_fleet_table
+from ansible_collections.llmfleet.rocm.plugins.filter.validate_inputs import RULES, validate_input_problems
+from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
+
+VALUES = role_defaults('validate')
+CTX = {'platform': PLATFORM, 'gateways': ['gateway-1']}
+
+CASES = [
+    Case('unsupported-system', {}, 'validate-unsupported-system', {'platform': UNSUPPORTED}, contains='Unsupported system CentOS 9'),
+    Case('supported-system', {}, 'validate-unsupported-system', absent=True),
+    Case('thresholds-default', {}, 'validate-threshold-names', absent=True),
+    Case('threshold-known', {'validate_thresholds': {'rccl_all_reduce': {'value': 290.0, 'source': 'site run'}}},
+         'validate-threshold-names', absent=True),
+    Case('threshold-unknown', {'validate_thresholds': {'allreduce': {'value': 290}}}, 'validate-threshold-names',
+         contains=['validate_thresholds names "allreduce"', 'rccl_all_reduce']),
+    Case('threshold-not-mapping', {'validate_thresholds': {'rccl_all_reduce': 290}}, 'validate-threshold-names',
+         contains='validate_thresholds.rccl_all_reduce is 290'),
+    Case('threshold-value-text', {'validate_thresholds': {'rccl_all_reduce': {'value': 'fast'}}}, 'validate-threshold-names',
+         contains='validate_thresholds.rccl_all_reduce.value is "fast"'),
+    Case('thresholds-list', {'validate_thresholds': ['rccl_all_reduce']}, 'validate-threshold-names', contains='give a mapping'),
+    Case('health-default', {}, 'validate-health-names', absent=True),
+    Case('health-known', {'validate_health_thresholds': {'ecc_correctable': {'value': 10}}}, 'validate-health-names', absent=True),
+    Case('health-unknown', {'validate_health_thresholds': {'ecc': {'value': 1}}}, 'validate-health-names',
+         contains='validate_health_thresholds names "ecc"'),
+    Case('health-negative', {'validate_health_thresholds': {'ecc_correctable': {'value': -1}}}, 'validate-health-names',
+         contains='a whole number from 0'),
+    Case('health-not-mapping', {'validate_health_thresholds': 3}, 'validate-health-names', contains='validate_health_thresholds is 3'),
+    Case('partitions-default', {}, 'validate-partitions', absent=True),
+    Case('partitions-set', {'validate_expected_partitions': {'compute': 'spx', 'memory': 'NPS1'}}, 'validate-partitions', absent=True),
+    Case('partition-unknown', {'validate_expected_partitions': {'compute': 'XPX', 'memory': ''}}, 'validate-partitions',
+         contains='validate_expected_partitions.compute is "XPX": choose one of SPX'),
+    Case('partition-memory-unknown', {'validate_expected_partitions': {'compute': '', 'memory': 'NPS3'}}, 'validate-partitions',
+         contains='memory is "NPS3"'),
+    Case('partition-extra-key', {'validate_expected_partitions': {'compute': '', 'nps': 'NPS1'}}, 'validate-partitions',
+         contains='give {compute: "", memory: ""}'),
+    Case('report-dir', {}, 'validate-report-dir', absent=True),
+    Case('report-dir-relative', {'validate_report_dir': 'validate'}, 'validate-report-dir', contains='validate_report_dir is "validate"'),
+    Case('report-dir-root', {'validate_report_dir': '/'}, 'validate-report-dir', contains='not /'),
+    Case('timeout', {}, 'validate-timeout', absent=True),
+    Case('timeout-zero', {'validate_timeout': 0}, 'validate-timeout', contains='validate_timeout is 0'),
+    Case('drain-with-gateways', {'validate_drain': True}, 'validate-drain-without-gateways', absent=True),
+    Case('drain-without-gateways', {'validate_drain': True}, 'validate-drain-without-gateways', {'gateways': []},
+         contains='needs the gateways group'),
+    Case('drain-on-failure-without-gateways', {'validate_on_failure': 'drain'}, 'validate-drain-without-gateways',
+         {'gateways': []}),
+    Case('fail-without-gateways', {}, 'validate-drain-without-gateways', {'gateways': []}, absent=True),
+]
+
+
+@pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
+def test_rule(case):
+    run_case(RULES, VALUES, CTX, case)
+
+
+def test_every_rule_is_reached():
+    assert_every_rule_reached(RULES, CASES)
+
+
+def test_the_defaults_pass():
+    assert validate_input_problems(VALUES, PLATFORM, gateways=['gateway-1']) == []
+
+
+def _finding(level, check_id, gpu=None, message='m'):
+    return {'level': level, 'id': check_id, 'gpu': gpu, 'figure': 1, 'threshold': 2, 'source': 's', 'message': message}
+
+
+def _hostvars():
+    ok = [_finding('ok', 'pcie.link', 0), _finding('warning', 'health.throttled', 1, 'GPU 1 is throttled')]
+    bad = [_finding('ok', 'pcie.link', 0), _finding('error', 'rccl.all_reduce.busbw', None, 'bus bandwidth 284.3 < 304, "a|b"')]
+    return {'node-1': {'_validate_result': {'model': 'AMD Instinct MI300X', 'findings': ok, 'firmware': {'SMC': '1.0'}}},
+            'node-2': {'_validate_result': {'model': 'AMD Instinct MI300X', 'findings': bad, 'firmware': {'SMC': '1.0'}}},
+            'node-3': {'_validate_result': {'model': 'AMD Instinct MI300X', 'findings': ok, 'firmware': {'SMC': '0.9'}}}}
+
+
+def test_the_fleet_table_fails_the_slow_node_and_the_one_with_other_firmware():
+    table = validate_fleet_table(['node-1', 'node-2', 'node-3'], _hostvars())
+    assert table['failed'] == ['node-2', 'node-3']
+    verdicts = [(row['node'], row['check'], row['verdict']) for row in table['rows']]
+    assert verdicts == [('node-1', 'health.throttled', 'WARN'), ('node-1', 'all (2)', 'PASS'),
+                        ('node-2', 'rccl.all_reduce.busbw', 'FAIL'),
+                        ('node-3', 'health.throttled', 'WARN'), ('node-3', 'firmware.fleet.SMC', 'FAIL')]
+    assert 'node-3 has SMC firmware 0.9, most nodes of the group 1.0' in table['rows'][-1]['message']
+    rows = list(csv.DictReader(io.StringIO(table['csv'])))
+    assert rows[2]['message'] == 'bus bandwidth 284.3 < 304, "a|b"' and rows[2]['verdict'] == 'FAIL'
+    assert '"a\\|b"' in table['markdown'] and table['markdown'].count('\n') == len(table['rows']) + 2
+
+
+def test_a_node_without_a_result_is_an_error():
+    with pytest.raises(AnsibleFilterError, match='node-4 has no validation result'):
+        validate_fleet_table(['node-4'], {'node-4': {}})
