@@ -59,12 +59,19 @@ check_monitoring() {
   return "${PIPESTATUS[0]}"
 }
 
+# Hardware validation: the healthy profiles pass, a degraded one fails with exactly its problems.
+check_validation() {
+  bash tests/sandbox/validate.sh 2>&1 | tee "$logs/validate.log"
+  return "${PIPESTATUS[0]}"
+}
+
 step "install the lab's packages" lab/bin/labctl deps &&
 step "start the lab hosts" lab/bin/labctl up &&
 step "run site.yml against inventories/sandbox" run_site &&
 step "ask the gateway: completion, stream, chat" ask_gateway &&
 step "check that the fleet is closed" check_closed &&
-step "check the monitoring: targets, metrics, an alert" check_monitoring
+step "check the monitoring: targets, metrics, an alert" check_monitoring &&
+step "validate the nodes: healthy pass, degraded fails" check_validation
 
 echo
 echo "==> what happened"
