@@ -17,7 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_thresholds import FIX_FABRIC, FIX_LINK, POLICY
 

@@ -23,7 +23,8 @@ description:
   - Output a parser does not recognise fails the module with the command to report; a failed check does not fail
     the module (the role decides, with C(failed_checks)).
   - In check mode nothing runs and nothing is written.
-author: llmfleet.rocm contributors
+author:
+  - llmfleet.rocm contributors (@llmfleet)
 options:
   checks:
     description: What to run.
@@ -191,13 +192,13 @@ class Validation(object):
                 {'compute': [gpu.get('compute_partition') for gpu in gpus], 'memory': [gpu.get('memory_partition') for gpu in gpus]},
                 self.params['expected_partitions']))
         if 'pcie' in checks:
-            metric = results.get('amd_smi_metric') or self.read('amd-smi-metric', 'amd-smi', ['metric', '--json'],
-                                                                 parse_amd_smi_metric_json)
-            results['pcie_links'] = [dict(device='%d (%s)' % (gpu['gpu'], gpus[position]['pci_address'])
-                                          if position < len(gpus) else gpu['gpu'],
-                                          speed_gts=(gpu.get('pcie') or {}).get('speed_gts'),
-                                          width=(gpu.get('pcie') or {}).get('width'))
-                                     for position, gpu in enumerate(metric['gpus'])]
+            metric = results.get('amd_smi_metric')
+            if metric is None:
+                metric = self.read('amd-smi-metric', 'amd-smi', ['metric', '--json'], parse_amd_smi_metric_json)
+            addresses = dict((gpu['gpu'], gpu['pci_address']) for gpu in gpus)
+            results['pcie_links'] = [{'device': '%s (%s)' % (gpu['gpu'], addresses.get(gpu['gpu'])),
+                                      'speed_gts': (gpu.get('pcie') or {}).get('speed_gts'),
+                                      'width': (gpu.get('pcie') or {}).get('width')} for gpu in metric['gpus']]
             if self.params['pcie'] is not None:
                 findings.extend(report.nic_link_findings(self.params['pcie']))
                 findings.extend(report.acs_findings(self.params['pcie']))
