@@ -26,6 +26,13 @@ FIX_ACS = ('disable ACS on the bridges above the GPUs and NICs (BIOS: "PCIe ACS"
 FIX_IOMMU = 'add iommu=pt to the kernel command line (the tuning role does, tuning_kernel_args) and reboot'
 FIX_FIRMWARE = ('flash every GPU of the node with the same firmware package (AMD\'s firmware bundle for the '
                 'platform) and reboot')
+FIX_COOLING = ('check the cooling: fans and their curve in the BMC, airflow and blanking panels, the inlet temperature; '
+               'reseat the GPU\'s heatsink if one GPU alone runs hot')
+# Degrees below a sensor's slowdown limit where a reading is worth a warning.
+TEMPERATURE_MARGIN_C = 10.0
+# amd-smi metric's sensors and the static limits that slow each down.
+_SENSOR_LIMITS = (('hotspot', 'slowdown_hotspot_temperature_c'), ('mem', 'slowdown_vram_temperature_c'),
+                  ('edge', 'slowdown_edge_temperature_c'))
 FIX_PARTITION = 'set the partition mode with "amd-smi set --compute-partition/--memory-partition" and reboot'
 SOURCE_PREFLIGHT = 'llmfleet.rocm preflight (roles/preflight/README.md)'
 
@@ -127,6 +134,32 @@ def partition_findings(partitions, expected):
                 findings.append(finding('error', 'partition.%s' % kind, 'GPU %d is in %s %s partition mode, the inventory expects'
                                         ' %s: %s' % (index, mode, kind, wanted, FIX_PARTITION), mode, wanted, 'inventory',
                                         index))
+    return findings
+
+
+def temperature_findings(metric, static_health):
+    """Every temperature below its slowdown limit (``amd-smi static``'s limits), with a margin for a warning."""
+    limits = dict((gpu['gpu'], gpu.get('limits') or {}) for gpu in (static_health or {}).get('gpus') or [])
+    findings = []
+    for gpu in (metric or {}).get('gpus') or []:
+        index = gpu['gpu']
+        for sensor, limit_name in _SENSOR_LIMITS:
+            reading = (gpu.get('temperature_c') or {}).get(sensor)
+            limit = limits.get(index, {}).get(limit_name)
+            if reading is None or limit is None:
+                continue
+            check = 'health.temperature.%s' % sensor
+            source = 'amd-smi static --json (%s)' % limit_name
+            if reading >= limit:
+                findings.append(finding('error', check, 'GPU %d %s temperature is %.0f C, at or above its slowdown limit %.0f C: %s'
+                                        % (index, sensor, reading, limit, FIX_COOLING), reading, limit, source, index))
+            elif reading >= limit - TEMPERATURE_MARGIN_C:
+                findings.append(finding('warning', check, 'GPU %d %s temperature is %.0f C, within %.0f C of its slowdown limit'
+                                        ' %.0f C: %s' % (index, sensor, reading, TEMPERATURE_MARGIN_C, limit, FIX_COOLING),
+                                        reading, limit, source, index))
+            else:
+                findings.append(finding('ok', check, 'GPU %d %s temperature is %.0f C, below %.0f C' % (index, sensor, reading, limit),
+                                        reading, limit, source, index))
     return findings
 
 

@@ -14,8 +14,8 @@ short_description: Judge a GPU node's health and performance against its GPU mod
 version_added: 0.1.0
 description:
   - Runs the node's validation tools in the C locale, parses their outputs with the collection's parsers and judges
-    them. Health from C(amd-smi) (ECC counts, bad pages, temperatures, power and throttling, PCIe link of every GPU,
-    xGMI links, firmware the same on every GPU, compute and memory partition modes); the NIC links and ACS from
+    them. Health from C(amd-smi) (ECC counts, bad pages, temperatures against each sensor's slowdown limit, power and
+    throttling, PCIe link of every GPU, xGMI links, firmware the same on every GPU, compute and memory partition modes); the NIC links and ACS from
     I(pcie); the kernel's IOMMU mode from I(cmdline); performance with the ROCm Validation Suite (C(rvs -c) per module),
     rccl-tests' C(all_reduce_perf) and TransferBench (C(a2a), C(p2p)) against the thresholds of the GPU model
     (AMD's system acceptance figures, each with its source), with the inventory's overrides.
@@ -129,7 +129,8 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi import parse_amd_smi_static_json
 from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi_health import (
-    parse_amd_smi_bad_pages_json, parse_amd_smi_firmware_json, parse_amd_smi_metric_json, parse_amd_smi_topology_json)
+    parse_amd_smi_bad_pages_json, parse_amd_smi_firmware_json, parse_amd_smi_metric_json, parse_amd_smi_static_health_json,
+    parse_amd_smi_topology_json)
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rccl_tests import parse_rccl_tests
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rvs import parse_rvs
 from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, output_text
@@ -185,6 +186,9 @@ class Validation(object):
                                                      parse_amd_smi_bad_pages_json)
             fw = self.read('amd-smi-firmware', 'amd-smi', ['firmware', '--json'], parse_amd_smi_firmware_json)
             topology = self.read('amd-smi-topology', 'amd-smi', ['topology', '--json'], parse_amd_smi_topology_json)
+            static_health = self.runner.parse('amd-smi', ['amd-smi', 'static', '--json'], parse_amd_smi_static_health_json, 0,
+                                              self.outputs['amd-smi-static'], '')
+            findings.extend(report.temperature_findings(results['amd_smi_metric'], static_health))
             firmware = report.firmware_versions(fw)
             findings.extend(report.firmware_findings(fw))
             findings.extend(report.xgmi_findings(topology))

@@ -121,6 +121,17 @@ def test_a_missing_tool_fails_with_what_to_do(lab_node, node):
     assert result['failed'] and 'rvs is not installed' in result['msg'] and 'validate_packages' in result['msg']
 
 
+def test_a_hot_gpu_fails_with_its_temperature(lab_node, node):
+    # The lab's fault switch file (labctl fault gpu-node-1 --gpu 2 --junction-temperature 104) as amd-smi reads it.
+    node.write(os.path.join(node.root, 'faults', 'gpu2.json'), json.dumps({'junction_temperature': 104}))
+    # mi300x-2 has no GPU 2: the fault file names a GPU it does not have, and nothing fails.
+    result = lab_node('mi300x-2', checks=['health'])
+    assert _errors(result) == []
+    result = lab_node('mi300x-8', checks=['health'])
+    assert _errors(result) == [('health.temperature.hotspot', 2)]
+    assert 'at or above its slowdown limit 100 C' in result['failed_checks'][0]['message']
+
+
 def test_check_mode_runs_nothing(lab_node, node):
     result = lab_node('mi300x-2', _ansible_check_mode=True)
     assert result['skipped'] and result['commands'] == []
