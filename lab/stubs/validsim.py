@@ -559,8 +559,8 @@ def render_all_reduce(state, args, host='localhost', pid=4242):
         for time_us, busbw in ((oop_time, oop_busbw), (ip_time, ip_busbw)):
             time, algbw, bus = _all_reduce_part(size, time_us, busbw, ngpus, scale)
             figures.append(bus)
-            cells.append('%8s %7.2f %7.2f %6s' % (('%.2f' % time) if time < 1000 else ('%.1f' % time) if time < 10000
-                                                    else '%d' % time, algbw, bus, wrong))
+            shown = ('%.2f' % time) if time < 1000 else ('%.1f' % time) if time < 10000 else '%d' % time
+            cells.append('%8s %7.2f %7.2f %6s' % (shown, algbw, bus, wrong))
         lines.append('%12d  %12d     float     sum      -1 %s  %s' % (size, size // 4, cells[0], cells[1]))
     lines += ['# Errors with asterisks indicate errors that have exceeded the maximum threshold.',
               '# Out of bounds values : 0 OK',

@@ -67,8 +67,8 @@ def test_firmware_the_same_on_every_gpu():
 
 def test_partitions_as_expected():
     partitions = {'compute': ['SPX', 'CPX'], 'memory': ['NPS1', None]}
-    assert _levels(vr.partition_findings(partitions, {'compute': 'spx'})) == [('ok', 'partition.compute', 0),
-                                                                             ('error', 'partition.compute', 1)]
+    expected = [('ok', 'partition.compute', 0), ('error', 'partition.compute', 1)]
+    assert _levels(vr.partition_findings(partitions, {'compute': 'spx'})) == expected
     assert vr.partition_findings(partitions, {}) == []
 
 
