@@ -46,7 +46,7 @@ attributes:
     platforms: posix
     description: Run on the controller (C(delegate_to=localhost)).
 notes:
-  - Figures from the lab (C(lab=true) among the settings of C(run.json)) come from CPU workers; the report says so.
+  - Figures from the lab (C(benchmark_lab=true) among the settings of C(run.json)) come from CPU workers; the report says so.
 '''
 
 EXAMPLES = r'''
@@ -127,7 +127,7 @@ def read_results(results_dir):
 def new_figure(title, run):
     figure = Figure(figsize=(7, 4.5), dpi=100)
     axes = figure.add_subplot(1, 1, 1)
-    if (run.get('settings') or {}).get('lab') is True:
+    if (run.get('settings') or {}).get('benchmark_lab') is True:
         title = '%s (%s)' % (title, LAB_NOTE)
     axes.set_title(title, fontsize=10)
     axes.grid(True, alpha=0.3)
