@@ -35,6 +35,8 @@ import subprocess
 import time
 from urllib.parse import unquote, urlparse
 
+from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
+
 STATUS_FILE = 'status.json'
 COMPLETE_FILE = 'COMPLETE'
 MANIFEST_FILE = 'llmfleet-wheelhouse.json'
@@ -55,15 +57,6 @@ class BuildError(Exception):
 
 def now():
     return time.strftime('%Y-%m-%dT%H:%M:%S%z')
-
-
-def write_atomic(path, text):
-    tmp = '%s.tmp.%d' % (path, os.getpid())
-    with open(tmp, 'w') as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.rename(tmp, path)
 
 
 def read_json(path):

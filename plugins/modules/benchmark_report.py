@@ -83,10 +83,10 @@ summary:
 import io
 import json
 import os
-import tempfile
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
 from ansible_collections.llmfleet.rocm.plugins.module_utils.benchmark_report import (
     MODES, ReportError, csv_text, efficiency_base, load_order, point_figures, report_markdown,
     saturation_points, summarize)
@@ -221,20 +221,6 @@ def same_content(path, content):
             return handle.read() == content
     except OSError:
         return False
-
-
-def write_atomic(path, content):
-    """Write to a temporary file beside ``path``, then rename it over ``path``."""
-    handle, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.%s.' % os.path.basename(path))
-    try:
-        with os.fdopen(handle, 'wb') as out:
-            out.write(content)
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except Exception:
-        if os.path.exists(temp):
-            os.remove(temp)
-        raise
 
 
 def main():

@@ -124,10 +124,10 @@ commands:
 
 import json
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi import parse_amd_smi_static_json
+from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
 from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi_health import (
     parse_amd_smi_bad_pages_json, parse_amd_smi_firmware_json, parse_amd_smi_metric_json, parse_amd_smi_static_health_json,
     parse_amd_smi_topology_json)
@@ -137,16 +137,6 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import T
 from ansible_collections.llmfleet.rocm.plugins.module_utils.transferbench import parse_transferbench
 from ansible_collections.llmfleet.rocm.plugins.module_utils import validate_report as report
 from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_thresholds import RVS_CONF, judge, model_key, thresholds_for
-
-
-def _write(path, text):
-    """Write a file in one rename, so that a reader never sees half of it."""
-    directory = os.path.dirname(path)
-    handle, temp = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path))
-    with os.fdopen(handle, 'w') as out:
-        out.write(text)
-    os.chmod(temp, 0o644)
-    os.rename(temp, path)
 
 
 class Validation(object):
@@ -267,7 +257,7 @@ def main():
     files = []
     for label, text in sorted(validation.outputs.items()):
         files.append(os.path.join(raw, label + '.txt'))
-        _write(files[-1], text)
+        write_atomic(files[-1], text)
     tally = report.counts(findings)
     document = {'node': node, 'model': model, 'counts': tally, 'findings': findings, 'firmware': firmware,
                 'commands': validation.runner.commands}
@@ -275,7 +265,7 @@ def main():
                        ('junit.xml', report.junit_xml(node, findings)),
                        ('summary.txt', report.summary_text(node, model, findings))):
         files.append(os.path.join(directory, name))
-        _write(files[-1], text)
+        write_atomic(files[-1], text)
     module.exit_json(changed=True, model=model, findings=findings, failed_checks=[item for item in findings if item['level'] == 'error'],
                      counts=tally, firmware=firmware, files=files, commands=validation.runner.commands)
 
