@@ -3,11 +3,12 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the engine build needs in the lab, made on the controller and served by the repository server:
 
-  sources     .lab/repo/sources/{pytorch,triton,vllm}.git: git repositories (served over HTTP) of stand-in
-              sources with the real entry points (lab/build/sources/); their commits are reproducible (fixed
-              author, dates), so the same recipe always gives the same commits and build keys. --reset puts
-              them back to their first commit; --advance NAME adds a commit to NAME's main branch
-              (--build-seconds N makes the builds of that commit last N seconds).
+  sources     .lab/repo/sources/{pytorch,triton,vllm,rccl-tests}.git: git repositories (served over HTTP) of
+              stand-in sources with the real entry points (lab/build/sources/); their commits are reproducible
+              (fixed author, dates), so the same recipe always gives the same commits and build keys. --reset
+              puts them back to their first commit; --advance NAME adds a commit to NAME's main branch
+              (--build-seconds N makes the builds of that commit last N seconds). rccl-tests' tree also gets
+              the simulated GPU layer (lab/stubs/gpusim.py, validsim.py) its binaries bundle.
   buildtools  .lab/repo/buildtools/: the toolchain role's pinned Python build tools as wheels (the lab hosts
               install them with --no-index, as a fleet does from its mirror).
 """
@@ -25,16 +26,20 @@ import sys
 from .common import LAB, LAB_SRC, REPO, ROOT, LabError, lab_env, read_stamp, run, say, step
 
 SOURCES = os.path.join(LAB_SRC, 'build', 'sources')
-COMPONENTS = ('pytorch', 'triton', 'vllm')
+COMPONENTS = ('pytorch', 'triton', 'vllm', 'rccl-tests')
+# Files from elsewhere in lab/ that a stand-in's tree gets (path in the tree: path under lab/), besides fake_build.py.
+EXTRA_FILES = {'rccl-tests': (('stubs/gpusim.py', 'stubs/gpusim.py'), ('stubs/validsim.py', 'stubs/validsim.py'))}
 TOOLCHAIN_DEFAULTS = os.path.join(ROOT, 'roles', 'toolchain', 'defaults', 'main.yml')
 # The first commit's date; each later commit is one hour after the previous one.
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z
 
 
 def _tree_files(name):
-    """(relative path, absolute path) of a stand-in's files, with the shared fake_build.py at its top."""
+    """(relative path, absolute path) of a stand-in's files, with the shared fake_build.py at its top and its
+    EXTRA_FILES."""
     root = os.path.join(SOURCES, name)
     files = [('fake_build.py', os.path.join(SOURCES, 'fake_build.py'))]
+    files += [(rel, os.path.join(LAB_SRC, src)) for rel, src in EXTRA_FILES.get(name, ())]
     for top, _dirs, names in os.walk(root):
         for filename in names:
             path = os.path.join(top, filename)
@@ -116,7 +121,7 @@ def sources(reset=False, advance_name=None, build_seconds=0):
     root = os.path.join(REPO, 'sources')
     marker = os.path.join(root, '.recipe')
     want = recipe_hash()
-    with step('sources: stand-in pytorch, triton, vllm repositories (%s)' % want):
+    with step('sources: stand-in %s repositories (%s)' % (', '.join(COMPONENTS), want)):
         if read_stamp(marker) != want or reset:
             if not os.path.isdir(root):
                 os.makedirs(root)

@@ -48,6 +48,8 @@ def cmd_up(_args):
         raise LabError('podman is missing: run "%s deps" first' % ENTRY)
     tag = image.ensure()
     repository.build()
+    # The stand-in source repositories (rccl-tests' for the validation tools), made again when their recipe changed.
+    buildstage.sources()
     # Seconds when cached; the first time a few minutes (pip wheel, tokenizer training).
     model.build()
     with step('up: network, repository server, hosts'):
@@ -152,7 +154,7 @@ def cmd_model(_args):
 
 
 def cmd_sources(args):
-    """Create the stand-in PyTorch/Triton/vLLM source repositories under .lab/repo/sources/ (--reset, --advance NAME)."""
+    """Create the stand-in PyTorch/Triton/vLLM/rccl-tests source repositories under .lab/repo/sources/ (--reset, --advance NAME)."""
     buildstage.sources(reset=args.reset, advance_name=args.advance, build_seconds=args.build_seconds)
 
 

@@ -75,7 +75,8 @@ def layout_values(spec, name, release, suite, versions, layout):
     rel = spec['releases'][release]
     values = {'name': name, 'version': versions[name], 'release': release, 'prefix': '/opt/rocm-%s' % release,
               'revision': rel['revision'], 'priority': int(rel['build']), 'ubuntu': spec['suites'][suite],
-              'kernel_driver': rel['amdgpu']['kernel_driver'], 'driver_revision': rel['amdgpu']['revision']}
+              'kernel_driver': rel['amdgpu']['kernel_driver'], 'driver_revision': rel['amdgpu']['revision'],
+              'components': rel['versions']}
     for key, value in layout.get('vars', {}).items():
         values[key] = value.format(**values)
     return values
@@ -118,7 +119,7 @@ def stage_package(spec, name, release, suite, versions, root, layouts=None):
     for link in layout.get('links', []):
         path = target(link['path'])
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        os.symlink(link['target'], path)
+        os.symlink(link['target'].format(**values), path)
     for script, lines in sorted(layout.get('scripts', {}).items()):
         write_file(os.path.join(root, 'DEBIAN', script),
                    _text(layouts['maintainer_script_header'], {}) + _text(lines, values), 0o755)

@@ -90,5 +90,8 @@ def test_reset_gives_the_first_commits_and_advance_adds_one(tmp_path, monkeypatc
     assert (lab / 'build-sources' / 'vllm' / 'BUILD_SECONDS').read_text() == '7\n'
     buildstage.sources(reset=True)
     assert dict((name, commits(name)) for name in buildstage.COMPONENTS) == first, 'reproducible first commits'
-    with pytest.raises(common.LabError, match='--advance takes one of pytorch, triton, vllm'):
+    buildstage.sources(advance_name='rccl-tests', build_seconds=3)
+    assert len(commits('rccl-tests')) == 2 and commits('rccl-tests')[1] == first['rccl-tests'][0]
+    assert (lab / 'build-sources' / 'rccl-tests' / 'BUILD_SECONDS').read_text() == '3\n'
+    with pytest.raises(common.LabError, match='--advance takes one of pytorch, triton, vllm, rccl-tests'):
         buildstage.sources(advance_name='llvm')

@@ -4,7 +4,8 @@
 """The lab's simulated validation tools (lab/stubs/validsim.py): what they print for every profile goes through
 the collection's parsers and the threshold judge (plugins/module_utils/validate_thresholds.py). A healthy profile
 passes every judged figure; the degraded profile gives exactly its three problems. The stub packages that install
-the tools are staged under tmp_path and their entry scripts run."""
+the tools are staged under tmp_path and their entry scripts run (rccl-tests' all_reduce_perf is built from the
+stand-in sources instead: test_rccl_tests_build.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -226,23 +227,24 @@ def test_the_x8_link_halves_that_gpus_host_bandwidth_and_rvs_still_passes():
 SPEC = packages.repo_spec()
 TOOLS = {'rocm-validation-suite': ('opt/rocm-7.1.1/bin/rvs', ['-c', '{conf}']),
          'transferbench': ('opt/rocm-7.1.1/bin/TransferBench', ['p2p']),
-         'rccl-tests': ('opt/rccl-tests/build/all_reduce_perf', ['-b', '8', '-e', '8G', '-f', '2', '-g', '2']),
          'amd-smi-lib': ('opt/rocm-7.1.1/libexec/amdsmi_cli/amdsmi_cli.py', ['metric', '--json'])}
 PARSERS = {'rocm-validation-suite': rvs.parse_rvs, 'transferbench': transferbench.parse_transferbench,
-           'rccl-tests': rccl_tests.parse_rccl_tests, 'amd-smi-lib': amd_smi_health.parse_amd_smi_metric_json}
+           'amd-smi-lib': amd_smi_health.parse_amd_smi_metric_json}
 
 
 def test_validation_packages_have_their_real_names_and_a_tool_layout():
     layouts = packages.package_layouts()['layouts']
-    for name, kind in (('rocm-validation-suite', 'tool:rvs'), ('transferbench', 'tool:transferbench'),
-                       ('rccl-tests', 'tool:rccl-tests')):
+    for name, kind in (('rocm-validation-suite', 'tool:rvs'), ('transferbench', 'tool:transferbench')):
         assert SPEC['packages'][name]['files'] == kind
         copies = [entry['copy'] for entry in layouts[kind]['files'] if 'copy' in entry]
         assert 'stubs/gpusim.py' in copies and 'stubs/validsim.py' in copies, 'the entry script imports both'
     amd_smi_copies = [entry.get('copy') for entry in layouts['tool:amd-smi']['files']]
     assert 'stubs/validsim.py' in amd_smi_copies, 'amd-smi metric/bad-pages/firmware/topology are validsim\'s'
+    # rccl-tests is built from source (lab/build/sources/rccl-tests, test_rccl_tests_build.py), not a package.
+    assert 'rccl-tests' not in SPEC['packages'] and not [kind for kind in layouts if 'rccl-tests' in kind]
+    assert not [entry for layout in layouts.values() for entry in layout.get('files', []) if 'rccl-tests' in entry['path']]
     versions = packages.package_versions(SPEC, '7.1.1', 'noble')
-    assert versions['rccl-tests'].split('.70101-')[0] == SPEC['releases']['7.1.1']['versions']['rccl']
+    assert versions['rccl-dev'].split('.70101-')[0] == SPEC['releases']['7.1.1']['versions']['rccl']
 
 
 def test_every_rvs_conf_of_the_threshold_table_is_shipped():
