@@ -7,15 +7,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, as_number, is_absolute_path, show, supported_system_rule
+import re
+
+from ansible_collections.llmfleet.rocm.plugins.filter.build import build_arch_problems
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+    RuleSet, as_int, as_number, is_absolute_path, is_one_line, show, supported_system_rule)
 from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_thresholds import HEALTH, THRESHOLDS
 
 COMPUTE_PARTITIONS = ('SPX', 'DPX', 'TPX', 'QPX', 'CPX')
 MEMORY_PARTITIONS = ('NPS1', 'NPS2', 'NPS4', 'NPS8')
 THRESHOLD_NAMES = sorted(set(name for table in THRESHOLDS.values() for name in table))
 
+PACKAGE_NAME = re.compile(r'^[a-z0-9][a-z0-9.+-]+$')
+
 RULES = RuleSet('validate')
 supported_system_rule(RULES)
+# The rccl-tests build, with what only the builder knows (its ROCm release and system, the nodes' facts).
+BUILD_RULES = RuleSet('validate')
 
 
 @RULES.rule('validate-threshold-names')
@@ -89,6 +97,94 @@ def _drain(values, ctx):
     return None
 
 
+@RULES.rule('validate-rccl-source')
+def _rccl_source(values, ctx):
+    messages = []
+    for name in ('validate_rccl_tests_repo', 'validate_rccl_tests_ref'):
+        value = values[name]
+        if not isinstance(value, str) or not value.strip() or not is_one_line(value) or ' ' in value.strip():
+            messages.append('%s is %s: give one git URL or ref, without blanks.' % (name, show(value)))
+    return messages
+
+
+@RULES.rule('validate-rccl-dirs')
+def _rccl_dirs(values, ctx):
+    messages = []
+    for name in ('validate_rccl_tests_build_dir', 'validate_rccl_tests_dir', 'validate_rccl_tests_publish_dir',
+                 'validate_rccl_tests_mpi_home'):
+        if not is_absolute_path(values[name]) or values[name].rstrip('/') == '':
+            messages.append('%s is %s: give an absolute directory, not /.' % (name, show(values[name])))
+    return messages
+
+
+@RULES.rule('validate-rccl-keep')
+def _rccl_keep(values, ctx):
+    if (as_int(values['validate_rccl_tests_keep']) or 0) < 1:
+        return 'validate_rccl_tests_keep is %s: keep 1 or more artifacts.' % show(values['validate_rccl_tests_keep'])
+    return None
+
+
+@RULES.rule('validate-rccl-packages')
+def _rccl_packages(values, ctx):
+    messages = []
+    for name in ('validate_packages', 'validate_rccl_tests_build_packages', 'validate_rccl_tests_rocm_packages'):
+        bad = [item for item in values[name] if not isinstance(item, str) or not PACKAGE_NAME.match(item)]
+        if bad:
+            messages.append('%s holds %s: give Debian package names (lower case letters, digits, ".", "+", "-").'
+                            % (name, ', '.join(show(item) for item in bad)))
+    return messages
+
+
+@RULES.rule('validate-rccl-arch')
+def _rccl_arch(values, ctx):
+    unknown = build_arch_problems(values['validate_rccl_tests_arch'])
+    if unknown:
+        return ('validate_rccl_tests_arch names %s, which are no AMD GPU targets: give targets such as gfx942 or'
+                ' gfx90a, or [] for the nodes\' own.' % ', '.join(show(item) for item in unknown))
+    return None
+
+
+@BUILD_RULES.rule('validate-build-rocm')
+def _build_rocm(values, ctx):
+    if not ctx['rocm']:
+        return ('the builder %s has no ROCm release (no ROCm installed and no rocm_version): run the rocm role on it'
+                ' first.' % ctx['builder'])
+    return None
+
+
+@BUILD_RULES.rule('validate-build-arch')
+def _build_arch(values, ctx):
+    if not ctx['arch']:
+        return ('no GPU target to build rccl-tests for: the nodes to validate showed no GPU and'
+                ' validate_rccl_tests_arch is empty; give validate_rccl_tests_arch, e.g. [gfx942].')
+    return None
+
+
+@BUILD_RULES.rule('validate-build-fleet-match')
+def _build_fleet(values, ctx):
+    messages = []
+    for node, facts in sorted(ctx['fleet'].items()):
+        rocm = (facts.get('rocm') or {}).get('rocm_version')
+        system = '%s %s' % (facts.get('distribution', '?'), facts.get('distribution_major_version', '?'))
+        if not facts.get('rocm'):
+            messages.append('%s: its GPUs were not read, so rccl-tests cannot be built for it; run playbooks/validate.yml,'
+                            ' which reads them first.' % node)
+        elif rocm != ctx['rocm'] or system != ctx['system']:
+            messages.append('%s runs ROCm %s on %s, the builder %s ROCm %s on %s: rccl-tests built there would not match'
+                            ' its libraries; validate the nodes of each ROCm release and system separately'
+                            ' (-e validate_nodes=...) with a builder of the same kind.'
+                            % (node, rocm, system, ctx['builder'], ctx['rocm'], ctx['system']))
+    return messages
+
+
+def validate_build_problems(values, platform, builder, rocm, system, arch, fleet, gateways=None):
+    """The role's inputs and the rccl-tests build's context -> messages: the builder's ROCm release and system
+    (``builder``, ``rocm``, ``system``), the GPU targets (``arch``) and the nodes' facts (``fleet``: node -> facts)."""
+    ctx = {'platform': platform, 'gateways': gateways or [], 'builder': builder, 'rocm': rocm, 'system': system,
+           'arch': arch or [], 'fleet': fleet or {}}
+    return RULES.messages(values, ctx) + BUILD_RULES.messages(values, ctx)
+
+
 def validate_input_problems(values, platform, gateways=None):
     """The validate role's variables -> a list of messages (empty when fine). ``gateways``: the gateways group's hosts."""
     return RULES.messages(values, {'platform': platform, 'gateways': gateways or []})
@@ -96,4 +192,4 @@ def validate_input_problems(values, platform, gateways=None):
 
 class FilterModule(object):
     def filters(self):
-        return {'validate_input_problems': validate_input_problems}
+        return {'validate_input_problems': validate_input_problems, 'validate_build_problems': validate_build_problems}

@@ -63,7 +63,7 @@ options:
 attributes:
   check_mode:
     support: full
-    description: In check mode the module reports whether the build would run, and changes nothing.
+    description: In check mode the module reports whether the build would run (and an existing artifact's sha256), and changes nothing.
   diff_mode:
     support: none
     description: No diff.
@@ -99,12 +99,12 @@ artifact:
   sample: /var/lib/llmfleet/build/rccl-tests/artifacts/rccl-tests-5d0c3a9e1f2b4c77.tar.gz
 sha256:
   description: The tarball's sha256.
-  returned: success and not check mode
+  returned: success, in check mode when the artifact exists
   type: str
   sample: 9b1f0c2d5e6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e
 files:
   description: The files of the artifact and their sha256.
-  returned: success and not check mode
+  returned: success, in check mode when the artifact exists
   type: dict
   sample: {bin/all_reduce_perf: 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae}
 seconds:
@@ -184,8 +184,11 @@ def main():
     tarball = artifact_paths(params['build_dir'], name, key)[0]
     log = os.path.join(params['build_dir'], 'logs', '%s.log' % key)
     if module.check_mode:
-        module.exit_json(changed=complete_manifest(params['build_dir'], name, key) is None, key=key,
-                         artifact=tarball, log=log, seconds=0.0)
+        manifest = complete_manifest(params['build_dir'], name, key)
+        if manifest:
+            module.exit_json(changed=False, key=key, artifact=tarball, log=log, sha256=manifest['sha256'],
+                             files=manifest['files'], seconds=0.0)
+        module.exit_json(changed=True, key=key, artifact=tarball, log=log, seconds=0.0)
     build = ToolBuild(params['build_dir'], key, params['stage'], params['document'], params['outputs'],
                       env=params['env'], keep=params['keep'], tail_lines=params['tail_lines'])
     try:

@@ -26,6 +26,23 @@ ansible-playbook -i inventories/sandbox playbooks/validate.yml > "$logs/validate
   echo "FAILED: validate.yml failed on the healthy profiles (log: $logs/validate-healthy.log)"; tail -n 30 "$logs/validate-healthy.log"; exit 1; }
 python3 tests/sandbox/validate_check.py "$(latest)" --passed gpu-node-1 gpu-node-2 || exit 1
 
+# rccl-tests: the builds the stand-in sources recorded on the builder, and the program each node runs.
+rccl_builds() {
+  ansible -i inventories/sandbox "$node" -m ansible.builtin.command -a "grep -c ' rccl-tests end ' /var/log/llmfleet-lab-builds.log" \
+    | tail -n 1
+}
+rccl_programs() {
+  ansible -i inventories/sandbox gpu_nodes -m ansible.builtin.command -a "sha256sum /opt/rccl-tests/current/bin/all_reduce_perf" \
+    | awk '/all_reduce_perf/ {print $1}' | sort | uniq -c
+}
+echo "--- rccl-tests: built on $node, the same program on every node"
+builds=$(rccl_builds)
+programs=$(rccl_programs)
+echo "    builds recorded on $node: $builds; all_reduce_perf per node: $programs"
+if [ "$(echo "$programs" | wc -l)" -ne 1 ] || [ "$(echo "$programs" | awk '{print $1}')" -ne 2 ] || [ "${builds:-0}" -lt 1 ]; then
+  echo "FAILED: rccl-tests was not built once and installed on both nodes"; exit 1
+fi
+
 echo "--- $node on the degraded profile: validate.yml fails with its three problems"
 trap 'put_profile "$healthy"' EXIT
 put_profile mi300x-8-degraded-findings
@@ -35,3 +52,9 @@ fi
 grep -E "failed validation" "$logs/validate-degraded.log" | sed 's/^/    /' | cut -c1-400
 python3 tests/sandbox/validate_check.py "$(latest)" --passed gpu-node-2 \
   --failed "$node" 'health.ecc_uncorrectable [6]' 'pcie.link [3 (0000:5f:00.0)]' 'rccl.all_reduce.busbw'
+status=$?
+# The second run had the same key: nothing built again.
+if [ "$(rccl_builds)" != "$builds" ]; then
+  echo "FAILED: rccl-tests was built again for the same key ($builds builds before, $(rccl_builds) after)"; exit 1
+fi
+exit "$status"

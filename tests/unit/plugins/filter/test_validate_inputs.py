@@ -14,11 +14,15 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.filter.validate import validate_fleet_table
-from ansible_collections.llmfleet.rocm.plugins.filter.validate_inputs import RULES, validate_input_problems
+from ansible_collections.llmfleet.rocm.plugins.filter.validate_inputs import (
+    BUILD_RULES, RULES, validate_build_problems, validate_input_problems)
 from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
-VALUES = role_defaults('validate')
+# The publish directory's default is a template (the controller's $HOME): as the run renders it.
+VALUES = dict(role_defaults('validate'), validate_rccl_tests_publish_dir='/home/ops/llmfleet-tools')
 CTX = {'platform': PLATFORM, 'gateways': ['gateway-1']}
+NODE = {'distribution': 'Debian', 'distribution_major_version': '12', 'rocm': {'rocm_version': '7.1.1', 'gfx_targets': ['gfx942']}}
+BUILD_CTX = dict(CTX, builder='node-1', rocm='7.1.1', system='Debian 12', arch=['gfx942'], fleet={'node-1': NODE, 'node-2': NODE})
 
 CASES = [
     Case('unsupported-system', {}, 'validate-unsupported-system', {'platform': UNSUPPORTED}, contains='Unsupported system CentOS 9'),
@@ -59,6 +63,45 @@ CASES = [
     Case('drain-on-failure-without-gateways', {'validate_on_failure': 'drain'}, 'validate-drain-without-gateways',
          {'gateways': []}),
     Case('fail-without-gateways', {}, 'validate-drain-without-gateways', {'gateways': []}, absent=True),
+    Case('rccl-source', {}, 'validate-rccl-source', absent=True),
+    Case('rccl-source-commit', {'validate_rccl_tests_ref': 'ae3e6357cb3514d5649b3b5dfaa80cb2d2af3532'}, 'validate-rccl-source',
+         absent=True),
+    Case('rccl-repo-empty', {'validate_rccl_tests_repo': ''}, 'validate-rccl-source', contains='validate_rccl_tests_repo is ""'),
+    Case('rccl-ref-blank', {'validate_rccl_tests_ref': 'develop main'}, 'validate-rccl-source',
+         contains='validate_rccl_tests_ref is "develop main": give one git URL or ref'),
+    Case('rccl-ref-newline', {'validate_rccl_tests_ref': 'develop\nx'}, 'validate-rccl-source'),
+    Case('rccl-dirs', {}, 'validate-rccl-dirs', absent=True),
+    Case('rccl-build-dir-relative', {'validate_rccl_tests_build_dir': 'build'}, 'validate-rccl-dirs',
+         contains='validate_rccl_tests_build_dir is "build": give an absolute directory'),
+    Case('rccl-dir-root', {'validate_rccl_tests_dir': '/'}, 'validate-rccl-dirs', contains='validate_rccl_tests_dir is "/"'),
+    Case('rccl-publish-unrendered', {'validate_rccl_tests_publish_dir': '~/tools'}, 'validate-rccl-dirs',
+         contains='validate_rccl_tests_publish_dir is "~/tools"'),
+    Case('rccl-keep', {'validate_rccl_tests_keep': 1}, 'validate-rccl-keep', absent=True),
+    Case('rccl-keep-zero', {'validate_rccl_tests_keep': 0}, 'validate-rccl-keep', contains='validate_rccl_tests_keep is 0'),
+    Case('rccl-packages', {}, 'validate-rccl-packages', absent=True),
+    Case('rccl-package-line', {'validate_rccl_tests_build_packages': ['git', 'make\nrm']}, 'validate-rccl-packages',
+         contains='validate_rccl_tests_build_packages holds "make\\nrm"'),
+    Case('rccl-package-option', {'validate_packages': ['-y']}, 'validate-rccl-packages', contains='validate_packages holds "-y"'),
+    Case('rccl-arch-nodes', {}, 'validate-rccl-arch', absent=True),
+    Case('rccl-arch-set', {'validate_rccl_tests_arch': ['gfx942', 'gfx90a']}, 'validate-rccl-arch', absent=True),
+    Case('rccl-arch-unknown', {'validate_rccl_tests_arch': ['gfx942', 'mi300x']}, 'validate-rccl-arch',
+         contains='validate_rccl_tests_arch names "mi300x"'),
+]
+
+BUILD_CASES = [
+    Case('build-rocm', {}, 'validate-build-rocm', absent=True),
+    Case('build-rocm-none', {}, 'validate-build-rocm', {'rocm': ''}, contains='the builder node-1 has no ROCm release'),
+    Case('build-arch', {}, 'validate-build-arch', absent=True),
+    Case('build-arch-none', {}, 'validate-build-arch', {'arch': []}, contains='no GPU target to build rccl-tests for'),
+    Case('build-fleet', {}, 'validate-build-fleet-match', absent=True),
+    Case('build-fleet-other-rocm', {}, 'validate-build-fleet-match',
+         {'fleet': {'node-1': NODE, 'node-2': dict(NODE, rocm={'rocm_version': '7.0.2', 'gfx_targets': ['gfx942']})}},
+         contains='node-2 runs ROCm 7.0.2 on Debian 12, the builder node-1 ROCm 7.1.1 on Debian 12'),
+    Case('build-fleet-other-system', {}, 'validate-build-fleet-match',
+         {'fleet': {'node-2': dict(NODE, distribution='Ubuntu', distribution_major_version='24')}},
+         contains='node-2 runs ROCm 7.1.1 on Ubuntu 24'),
+    Case('build-fleet-unread', {}, 'validate-build-fleet-match', {'fleet': {'node-3': {'distribution': 'Debian'}}},
+         contains='node-3: its GPUs were not read'),
 ]
 
 
@@ -67,12 +110,27 @@ def test_rule(case):
     run_case(RULES, VALUES, CTX, case)
 
 
+@pytest.mark.parametrize('case', BUILD_CASES, ids=[case.id for case in BUILD_CASES])
+def test_build_rule(case):
+    run_case(BUILD_RULES, VALUES, BUILD_CTX, case)
+
+
 def test_every_rule_is_reached():
     assert_every_rule_reached(RULES, CASES)
+    assert_every_rule_reached(BUILD_RULES, BUILD_CASES)
 
 
 def test_the_defaults_pass():
     assert validate_input_problems(VALUES, PLATFORM, gateways=['gateway-1']) == []
+    assert validate_build_problems(VALUES, PLATFORM, 'node-1', '7.1.1', 'Debian 12', ['gfx942'], BUILD_CTX['fleet'],
+                                   gateways=['gateway-1']) == []
+
+
+def test_the_build_checks_the_role_inputs_too():
+    problems = validate_build_problems(dict(VALUES, validate_rccl_tests_dir='opt'), PLATFORM, 'node-1', '', 'Debian 12',
+                                       ['gfx942'], {}, gateways=['gateway-1'])
+    assert len(problems) == 2 and problems[0].startswith('validate_rccl_tests_dir is "opt"')
+    assert problems[1].startswith('the builder node-1 has no ROCm release')
 
 
 def _finding(level, check_id, gpu=None, message='m'):

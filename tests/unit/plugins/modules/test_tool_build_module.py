@@ -68,7 +68,8 @@ def test_tool_build_builds_once_and_reports_a_failure_with_its_log(node, tmp_pat
     assert first['changed'] is True and list(first['files']) == ['bin/all_reduce_perf'] and len(first['sha256']) == 64
     second = node.run('tool_build', **args)
     assert second['changed'] is False and second['sha256'] == first['sha256']
-    assert node.run('tool_build', _ansible_check_mode=True, **args)['changed'] is False
+    checked = node.run('tool_build', _ansible_check_mode=True, **args)
+    assert checked['changed'] is False and checked['sha256'] == first['sha256'] and checked['files'] == first['files']
 
     with open(os.path.join(repo, 'FAIL'), 'w') as handle:
         handle.write('1\n')
