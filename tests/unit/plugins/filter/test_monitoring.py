@@ -8,11 +8,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import hashlib
+import json
+import re
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.filter.monitoring import JOBS, monitoring_scrape_targets, target_address
+from ansible_collections.llmfleet.rocm.plugins.filter.monitoring import (
+    JOBS, monitoring_scrape_targets, monitoring_target_files, target_address)
 
 VALUES = {'monitoring_node_groups': ['gpu_nodes', 'gateways', 'monitoring'], 'monitoring_gpu_group': 'gpu_nodes',
           'monitoring_gateway_group': 'gateways'}
@@ -161,3 +165,23 @@ def test_refuses_bad_ports(host, name, value):
 def test_refuses_node_groups_that_are_not_a_list():
     with pytest.raises(AnsibleFilterError, match='monitoring_node_groups'):
         targets(values=dict(VALUES, monitoring_node_groups='gpu_nodes'))
+
+
+def test_target_files_carry_their_content_and_its_checksum():
+    targets = {'workers': [{'targets': ['10.0.0.5:8000'], 'labels': {'node': 'n1'}}], 'node': []}
+    files = monitoring_target_files(targets, '/etc/prometheus/llmfleet/targets/')
+    assert [entry['name'] for entry in files] == ['targets-node', 'targets-workers']
+    assert files[1]['path'] == '/etc/prometheus/llmfleet/targets/workers.json'
+    assert json.loads(files[1]['content']) == targets['workers'] and files[1]['content'].endswith(']\n')
+    assert files[0]['content'] == '[]\n'
+    assert files[1]['want'] == {'owner': 'root', 'group': 'root', 'mode': '0644',
+                                'checksum': hashlib.sha1(files[1]['content'].encode('utf-8')).hexdigest()}
+
+
+@pytest.mark.parametrize('targets, message', [
+    (['node'], 'expects the targets as a mapping'),
+    ({'../x': []}, 'the job "../x" is no file name'),
+])
+def test_target_files_refuse(targets, message):
+    with pytest.raises(AnsibleFilterError, match=re.escape(message)):
+        monitoring_target_files(targets, '/etc/prometheus')
