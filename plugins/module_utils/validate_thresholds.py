@@ -46,15 +46,18 @@ MESSAGE_8G = 8589934592
 RVS_CONF = '/opt/rocm/share/rocm-validation-suite/conf'
 
 
-def _rvs_rules(conf_dir=None, source=SRC_RVS):
+def _rvs_rules(conf_dir=None, source=SRC_RVS, shared=False):
     """The rvs modules, what AMD's acceptance page counts as a pass for each, and the configuration it runs.
 
     ``conf_dir`` is the model's directory under RVS_CONF as the model's acceptance page names it (MI300X,
-    MI325X, MI250, MI210); None where the page names none (MI350X, MI355X), then ``conf`` is None too.
+    MI325X, MI210); with ``shared`` the model's runs take rvs's shared configurations under RVS_CONF (rvs has
+    none of its own for the model); else None where the page names none (MI350X, MI355X), then ``conf`` is None.
     """
     def conf(name, per_model=True):
-        if per_model:
-            return '%s/%s/%s' % (RVS_CONF, conf_dir, name) if conf_dir else None
+        if per_model and conf_dir:
+            return '%s/%s/%s' % (RVS_CONF, conf_dir, name)
+        if per_model and not shared:
+            return None
         return '%s/%s' % (RVS_CONF, name)
     return {
         'gst': {'criterion': '"met: TRUE" for every GPU (target GFLOP/s of the GPU\'s gst_single.conf)',
@@ -133,8 +136,9 @@ THRESHOLDS = {
                                              'command': 'TransferBench p2p', 'source': SRC_MI250},
         'transferbench_p2p_bidirectional': {'value': 55.0, 'measure': 'average_gpu_gpu',
                                             'command': 'TransferBench p2p', 'source': SRC_MI250},
-        # The page names conf/MI250/; rvs installs the MI250X configurations under conf/MI250X/ (rvs/conf/MI250X).
-        'rvs': _rvs_rules('MI250X', SRC_MI250),
+        # The page names conf/MI250/, which rvs does not have; its rvs/conf/MI250X/ holds iet_stress.conf only (at
+        # ROCm/ROCmValidationSuite 21584e14): the MI250X runs take rvs's shared gst, iet and pebb configurations.
+        'rvs': _rvs_rules(None, SRC_MI250, shared=True),
         'babelstream_mbps': {'copy': 1200000.0, 'mul': 1200000.0, 'add': 1100000.0, 'triad': 1100000.0,
                              'dot': 1200000.0, 'command': 'mpiexec -n 8 wrapper.sh', 'source': SRC_MI250},
     },

@@ -35,8 +35,6 @@ HEALTHY = [name for name in PROFILES if not name.endswith('-findings')]
 DEGRADED = 'mi300x-8-degraded-findings'
 CONF = os.path.join(ROOT, 'lab', 'stubs', 'rvs_conf')
 NO_FAULTS = os.path.join(ROOT, 'lab', 'profiles', 'no-such-dir')
-RVS_CONFS = ('{model}/gst_single.conf', '{model}/iet_single.conf', '{model}/pebb_single.conf', 'pbqt_single.conf',
-             'peqt_single.conf', 'babel.conf')
 
 
 def profile(name):
@@ -78,8 +76,10 @@ def results_of(name):
         'rccl_all_reduce': rccl_tests.parse_rccl_tests(ok(validsim.render_all_reduce(
             st, ['-b', '8', '-e', '8G', '-f', '2', '-g', str(len(gpus))]))),
         'transferbench': {'p2p': transferbench.parse_transferbench(ok(validsim.render_transferbench(st, ['p2p'])))['p2p']},
-        'rvs': rvs.parse_rvs(''.join(ok(validsim.render_rvs(st, ['-c', os.path.join(CONF, conf.format(model=model))]))
-                                     for conf in RVS_CONFS)),
+        # Every configuration the model's table names, from the stub's copies.
+        'rvs': rvs.parse_rvs(''.join(ok(validsim.render_rvs(st, ['-c', os.path.join(CONF, os.path.relpath(
+            rule['conf'], validate_thresholds.RVS_CONF))])) for rule in validate_thresholds.thresholds_for(model)['rvs'].values()
+            if rule['conf'])),
         'pcie_links': pcie_links(st),
         'amd_smi_metric': amd_smi_health.parse_amd_smi_metric_json(amd_smi(st, 'metric')),
         'amd_smi_bad_pages': amd_smi_health.parse_amd_smi_bad_pages_json(amd_smi(st, 'bad-pages')),
@@ -252,9 +252,6 @@ def test_every_rvs_conf_of_the_threshold_table_is_shipped():
                   packages.package_layouts()['layouts']['tool:rvs']['files'] if 'copy' in entry)
     for name in HEALTHY:
         model = validsim.tested_gpus(state(name))[0]['model']
-        if model == 'MI250X':
-            # The table names AMD's MI250 page's conf/MI250/; rvs ships conf/MI250X/, as the stub does.
-            continue
         for rule in validate_thresholds.thresholds_for(model)['rvs'].values():
             if rule['conf']:
                 assert rule['conf'] in shipped, rule['conf']
