@@ -46,18 +46,16 @@ MESSAGE_8G = 8589934592
 RVS_CONF = '/opt/rocm/share/rocm-validation-suite/conf'
 
 
-def _rvs_rules(conf_dir=None, source=SRC_RVS, shared=False):
+def _rvs_rules(conf_dir=None, source=SRC_RVS, shared=()):
     """The rvs modules, what AMD's acceptance page counts as a pass for each, and the configuration it runs.
 
     ``conf_dir`` is the model's directory under RVS_CONF as the model's acceptance page names it (MI300X,
-    MI325X, MI210); with ``shared`` the model's runs take rvs's shared configurations under RVS_CONF (rvs has
-    none of its own for the model); else None where the page names none (MI350X, MI355X), then ``conf`` is None.
+    MI325X, MI210); None where the page names none (MI350X, MI355X), then ``conf`` is None too. ``shared``
+    names the configurations rvs does not have for the model: those runs take rvs's shared ones under RVS_CONF.
     """
     def conf(name, per_model=True):
-        if per_model and conf_dir:
-            return '%s/%s/%s' % (RVS_CONF, conf_dir, name)
-        if per_model and not shared:
-            return None
+        if per_model and name not in shared:
+            return '%s/%s/%s' % (RVS_CONF, conf_dir, name) if conf_dir else None
         return '%s/%s' % (RVS_CONF, name)
     return {
         'gst': {'criterion': '"met: TRUE" for every GPU (target GFLOP/s of the GPU\'s gst_single.conf)',
@@ -77,7 +75,7 @@ def _rvs_rules(conf_dir=None, source=SRC_RVS, shared=False):
     }
 
 
-def _mi300_class(source, conf_dir, rccl_source=None):
+def _mi300_class(source, conf_dir, rccl_source=None, rvs_shared=()):
     """MI300X and MI325X share every figure of AMD's acceptance pages."""
     return {
         'pcie_link': {'speed_gts': 32.0, 'width': 16, 'source': source,
@@ -94,7 +92,7 @@ def _mi300_class(source, conf_dir, rccl_source=None):
         'transferbench_config': {'tests': {1: {0: 47.1}, 2: {0: 48.4}, 3: {0: 31.9, 1: 38.9}, 4: {0: 1264.0},
                                            6: {0: 48.6}},
                                  'command': 'TransferBench examples/example.cfg', 'source': source},
-        'rvs': _rvs_rules(conf_dir, source),
+        'rvs': _rvs_rules(conf_dir, source, rvs_shared),
         # BabelStream (hip-stream -n 50 -s 268435456, one rank per GPU), MB/s; not the rvs babel module.
         'babelstream_mbps': {'copy': 4177285.0, 'mul': 4067069.0, 'add': 3920853.0, 'triad': 3885301.0,
                              'dot': 3660781.0, 'command': 'mpiexec -n 8 wrapper.sh', 'source': source},
@@ -103,7 +101,8 @@ def _mi300_class(source, conf_dir, rccl_source=None):
 
 THRESHOLDS = {
     'MI300X': _mi300_class(SRC_MI300X, 'MI300X', rccl_source=SRC_MI300X),
-    'MI325X': _mi300_class(SRC_MI325X, 'MI325X'),
+    # rvs/conf/MI325X/ has no iet_single.conf (iet_stress.conf only, at ROCm/ROCmValidationSuite 21584e14).
+    'MI325X': _mi300_class(SRC_MI325X, 'MI325X', rvs_shared=('iet_single.conf',)),
     'MI350X': {
         'pcie_link': {'speed_gts': 32.0, 'width': 16, 'source': SRC_MI350X,
                       'command': 'sudo lspci -d 1002:75a0 -vvv | grep -e DevSta -e LnkSta'},
@@ -138,7 +137,7 @@ THRESHOLDS = {
                                             'command': 'TransferBench p2p', 'source': SRC_MI250},
         # The page names conf/MI250/, which rvs does not have; its rvs/conf/MI250X/ holds iet_stress.conf only (at
         # ROCm/ROCmValidationSuite 21584e14): the MI250X runs take rvs's shared gst, iet and pebb configurations.
-        'rvs': _rvs_rules(None, SRC_MI250, shared=True),
+        'rvs': _rvs_rules(None, SRC_MI250, shared=('gst_single.conf', 'iet_single.conf', 'pebb_single.conf')),
         'babelstream_mbps': {'copy': 1200000.0, 'mul': 1200000.0, 'add': 1100000.0, 'triad': 1100000.0,
                              'dot': 1200000.0, 'command': 'mpiexec -n 8 wrapper.sh', 'source': SRC_MI250},
     },

@@ -351,3 +351,14 @@ def test_rvs_configurations_are_the_acceptance_pages(model, gst_conf):
     rules = vt.THRESHOLDS[model]['rvs']
     assert rules['gst']['conf'] == gst_conf
     assert rules['pbqt']['conf'] == '/opt/rocm/share/rocm-validation-suite/conf/pbqt_single.conf'
+
+
+@pytest.mark.parametrize('model, conf', [
+    ('MI300X', '/opt/rocm/share/rocm-validation-suite/conf/MI300X/iet_single.conf'),
+    # rvs/conf/MI325X/ has iet_stress.conf only; rvs/conf/MI250X/ too: the shared one.
+    ('MI325X', '/opt/rocm/share/rocm-validation-suite/conf/iet_single.conf'),
+    ('MI250X', '/opt/rocm/share/rocm-validation-suite/conf/iet_single.conf'),
+    ('MI210', '/opt/rocm/share/rocm-validation-suite/conf/MI210/iet_single.conf'),
+])
+def test_a_configuration_rvs_lacks_for_the_model_is_the_shared_one(model, conf):
+    assert vt.THRESHOLDS[model]['rvs']['iet']['conf'] == conf
