@@ -8,11 +8,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
+from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
 
 MODE_DEFAULT = '0644'
 
@@ -58,18 +58,8 @@ def write_file(path, data, mode, check_mode=False):
     if same:
         os.chmod(path, mode)
         return True
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
-    try:
-        with os.fdopen(handle, 'wb') as stream:
-            stream.write(data)
-        os.chmod(temporary, mode)
-        os.rename(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, data, mode)
     return True
 
 

@@ -129,8 +129,7 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_build import (
-    ToolBuild, artifact_paths, complete_manifest)
+from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_build import ToolBuild, complete_manifest
 from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import BuildError
 
 STAGE_FIELDS = ('name', 'key', 'repo', 'ref', 'commit', 'steps')
@@ -180,17 +179,15 @@ def main():
     problems = problems_of(params)
     if problems:
         module.fail_json(msg='tool_build: ' + '; '.join(problems), key=key)
-    name = params['stage']['name']
-    tarball = artifact_paths(params['build_dir'], name, key)[0]
-    log = os.path.join(params['build_dir'], 'logs', '%s.log' % key)
+    build = ToolBuild(params['build_dir'], key, params['stage'], params['document'], params['outputs'],
+                      env=params['env'], keep=params['keep'], tail_lines=params['tail_lines'])
+    tarball, log = build.tarball, build.log
     if module.check_mode:
-        manifest = complete_manifest(params['build_dir'], name, key)
+        manifest = complete_manifest(build.build_dir, build.name, key)
         if manifest:
             module.exit_json(changed=False, key=key, artifact=tarball, log=log, sha256=manifest['sha256'],
                              files=manifest['files'], seconds=0.0)
         module.exit_json(changed=True, key=key, artifact=tarball, log=log, seconds=0.0)
-    build = ToolBuild(params['build_dir'], key, params['stage'], params['document'], params['outputs'],
-                      env=params['env'], keep=params['keep'], tail_lines=params['tail_lines'])
     try:
         result = build.execute()
     except BuildError as exc:
