@@ -30,7 +30,7 @@ HINT_DEVICE = 'The named RDMA device does not exist: list the devices with "ibv_
 DEVICE_FIELDS = ('name', 'transport', 'fw_ver', 'node_guid', 'sys_image_guid', 'vendor_id', 'vendor_part_id',
                  'hw_ver', 'board_id', 'phys_port_cnt', 'link_layer', 'ports')
 PORT_FIELDS = ('port', 'state', 'state_id', 'active', 'max_mtu', 'active_mtu', 'sm_lid', 'port_lid', 'port_lmc',
-               'link_layer')
+               'link_layer', 'rate_gbps')
 
 _LINE_RE = re.compile(r'^(?P<key>[A-Za-z_][A-Za-z0-9_ \[\]]*?):\s*(?P<value>.*)$')
 _ENUM_RE = re.compile(r'^(?P<name>\S+) \((?P<id>-?\d+)\)$')
@@ -81,7 +81,8 @@ def parse_ibv_devinfo(text):
 
     Each device has DEVICE_FIELDS; each port PORT_FIELDS (MTUs in bytes,
     ``active`` True for PORT_ACTIVE, ``link_layer`` None when the provider does
-    not report one). ``link_layer`` of the device is the ports' common link
+    not report one, ``rate_gbps`` None: ibv_devinfo does not print the rate,
+    sysfs has it). ``link_layer`` of the device is the ports' common link
     layer, or None when they differ or are unknown.
     """
     if text is None:
@@ -164,9 +165,35 @@ def parse_sysfs_port_state(text):
     return _STATE_NAMES.get(number, 'PORT_' + match.group('name')), number
 
 
-def sysfs_port(number, state_text, link_layer_text):
-    """A port dict (PORT_FIELDS) from the sysfs ``state`` and ``link_layer`` files; None fields stay None."""
+# The kernel's rate_show: "<Gb/s> Gb/sec (<width>X <speed>)", the Gb/s an integer or "<n>.5" (2.5 for 1X SDR).
+# Kernels before the SDR name was added, and simulated devices, print no speed name: "10 Gb/sec (4X)".
+_SYSFS_RATE_RE = re.compile(r'^(?P<gbps>\d+(?:\.5)?) Gb/sec \((?P<width>\d+X)(?: (?P<speed>[A-Za-z0-9]+))?\)$')
+
+
+def parse_sysfs_port_rate(text):
+    """``/sys/class/infiniband/<dev>/ports/<n>/rate`` (``400 Gb/sec (4X NDR)``) -> (400.0, '4X', 'NDR').
+
+    Empty or unreadable -> (None, None, None). The speed name is None when the
+    kernel prints none (``10 Gb/sec (4X)``). Any other text is a ParseError. A
+    port that is not active often reads ``10 Gb/sec (4X SDR)``: the rate means
+    something for active ports only.
+    """
+    text = (text or '').strip()
+    if not text:
+        return None, None, None
+    match = _SYSFS_RATE_RE.match(text)
+    if not match:
+        raise ParseError(TOOL, 'port rate %r is not "<Gb/s> Gb/sec (<width>X <speed>)"' % text[:120])
+    return float(match.group('gbps')), match.group('width'), match.group('speed')
+
+
+def sysfs_port(number, state_text, link_layer_text, rate_text=None):
+    """A port dict (PORT_FIELDS) from the sysfs ``state``, ``link_layer`` and ``rate`` files; None fields stay None.
+
+    A ``rate`` text that parse_sysfs_port_rate does not know raises its ParseError.
+    """
     port = _new_port(number)
+    port['rate_gbps'] = parse_sysfs_port_rate(rate_text)[0]
     port['state'], port['state_id'] = parse_sysfs_port_state(state_text)
     if port['state'] is not None:
         port['active'] = port['state'] == 'PORT_ACTIVE'

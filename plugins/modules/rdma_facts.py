@@ -21,6 +21,9 @@ description:
     warns.
   - Without C(ibv_devinfo) the devices and ports come from sysfs alone (C(tool=null)); MTUs are then unknown.
     Without either, the device list is empty.
+  - The rate of every port comes from sysfs (C(/sys/class/infiniband/<device>/ports/<n>/rate)) in both cases, since
+    C(ibv_devinfo) does not print it. A rate file that cannot be read leaves the rate null; one in a format the
+    module does not know leaves it null too, with a warning.
   - C(No IB devices found) from C(ibv_devinfo) is not an error. Other error lines make the module fail with the
     tool's own line and what to do; output the parser does not know is a failure too, never a guess.
   - C(ibv_devinfo) runs with an argument list (no shell) and the C locale.
@@ -116,6 +119,12 @@ ansible_facts:
             active_ports:
               description: Number of ports in state C(PORT_ACTIVE).
               type: int
+            active_rate_gbps:
+              description:
+                - Sum of the C(rate_gbps) of the ports in state C(PORT_ACTIVE), in Gb/s; C(0.0) without an active port.
+                - Null when the rate of an active port is unknown.
+              type: float
+              sample: 400.0
             ports:
               description: The ports.
               type: list
@@ -136,6 +145,14 @@ ansible_facts:
                 link_layer:
                   description: C(InfiniBand) or C(Ethernet), or null.
                   type: str
+                rate_gbps:
+                  description:
+                    - Line rate in Gb/s from the sysfs C(rate) file (C(400 Gb/sec (4X NDR)) is C(400.0),
+                      C(2.5 Gb/sec (1X SDR)) is C(2.5)), or null when the file is missing, unreadable or not understood.
+                    - A port that is not active often reads C(10 Gb/sec (4X SDR)); the rate means something for active
+                      ports only.
+                  type: float
+                  sample: 400.0
 commands:
   description: The argument lists that were run, in order.
   returned: always
@@ -147,7 +164,7 @@ commands:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ToolError, normalize_pci_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError, normalize_pci_address
 from ansible_collections.llmfleet.rocm.plugins.module_utils import ibv_devinfo
 from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, list_dir, read_text
 
@@ -159,8 +176,23 @@ def _no_devices(rc, parsed):
     return rc == NO_DEVICES_RC and not parsed['devices']
 
 
-def read_sysfs(sysfs_path):
-    """RDMA devices the kernel registered: name -> (device dict, pci address, netdevs)."""
+def _sysfs_port(name, number, port_dir, warnings):
+    """One port from its sysfs files; a rate text the parser does not know is a warning and a null rate."""
+    state, link_layer, rate = [read_text(os.path.join(port_dir, leaf)) for leaf in ('state', 'link_layer', 'rate')]
+    try:
+        return ibv_devinfo.sysfs_port(number, state, link_layer, rate)
+    except ParseError as exc:
+        warnings.append('The rate of %s port %d is not in a format llmfleet.rocm knows (%s); rate_gbps is null. '
+                        'Please report it with the output of "cat %s".'
+                        % (name, number, exc.detail, os.path.join(port_dir, 'rate')))
+        return ibv_devinfo.sysfs_port(number, state, link_layer)
+
+
+def read_sysfs(sysfs_path, warnings):
+    """RDMA devices the kernel registered: name -> (device dict, pci address, netdevs).
+
+    Appends to ``warnings`` what the module should warn about.
+    """
     base = os.path.join(sysfs_path, 'class', 'infiniband')
     found = {}
     for name in list_dir(base):
@@ -169,9 +201,7 @@ def read_sysfs(sysfs_path):
         for number in list_dir(os.path.join(root, 'ports')):
             if not number.isdigit():
                 continue
-            port_dir = os.path.join(root, 'ports', number)
-            ports.append(ibv_devinfo.sysfs_port(int(number), read_text(os.path.join(port_dir, 'state')),
-                                                read_text(os.path.join(port_dir, 'link_layer'))))
+            ports.append(_sysfs_port(name, int(number), os.path.join(root, 'ports', number), warnings))
         ports.sort(key=lambda port: port['port'])
         device = ibv_devinfo.sysfs_device(name, read_text(os.path.join(root, 'fw_ver')),
                                           read_text(os.path.join(root, 'node_guid')), ports)
@@ -182,14 +212,27 @@ def read_sysfs(sysfs_path):
     return found
 
 
-def _fact(device, pci_address, netdevs, verbs):
-    ports = [dict((key, port[key]) for key in ('port', 'state', 'active', 'active_mtu', 'link_layer'))
-             for port in device['ports']]
+def _active_rate(ports):
+    """Sum of the active ports' rates; None when one of them is unknown, 0.0 without an active port."""
+    rates = [port['rate_gbps'] for port in ports if port['active']]
+    if any(rate is None for rate in rates):
+        return None
+    return float(sum(rates))
+
+
+def _fact(device, pci_address, netdevs, verbs, kernel_device=None):
+    """The fact of one device; the port rates come from ``kernel_device`` (sysfs) when given, else from ``device``."""
+    rates = dict((port['port'], port['rate_gbps']) for port in (kernel_device or device)['ports'])
+    ports = []
+    for port in device['ports']:
+        fact = dict((key, port[key]) for key in ('port', 'state', 'active', 'active_mtu', 'link_layer'))
+        fact['rate_gbps'] = rates.get(port['port'])
+        ports.append(fact)
     return {
         'name': device['name'], 'pci_address': pci_address, 'netdevs': list(netdevs), 'verbs': verbs,
         'transport': device['transport'], 'link_layer': device['link_layer'], 'fw_ver': device['fw_ver'],
         'node_guid': device['node_guid'], 'active_ports': len([port for port in ports if port['active']]),
-        'ports': ports,
+        'active_rate_gbps': _active_rate(ports), 'ports': ports,
     }
 
 
@@ -201,7 +244,10 @@ def main():
         supports_check_mode=True,
     )
     runner = ToolRunner(module)
-    kernel = read_sysfs(module.params['sysfs_path'])
+    sysfs_warnings = []
+    kernel = read_sysfs(module.params['sysfs_path'], sysfs_warnings)
+    for line in sysfs_warnings:
+        module.warn(line)
     sources = ['sysfs'] if kernel else []
     devices = {}
 
@@ -220,8 +266,8 @@ def main():
         for line in parsed['warnings']:
             module.warn('ibv_devinfo: %s' % line)
         for device in parsed['devices']:
-            _unused, pci_address, netdevs = kernel.get(device['name'], (None, None, []))
-            devices[device['name']] = _fact(device, pci_address, netdevs, True)
+            kernel_device, pci_address, netdevs = kernel.get(device['name'], (None, None, []))
+            devices[device['name']] = _fact(device, pci_address, netdevs, True, kernel_device)
         missing = sorted(name for name in kernel if name not in devices)
         for name in missing:
             device, pci_address, netdevs = kernel[name]

@@ -15,6 +15,7 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils.ibv_devinfo import (
     DEVICE_FIELDS,
     PORT_FIELDS,
     parse_ibv_devinfo,
+    parse_sysfs_port_rate,
     parse_sysfs_port_state,
     sysfs_device,
     sysfs_port,
@@ -98,6 +99,57 @@ def test_verbose_continuation_lines_are_ignored():
 ])
 def test_sysfs_port_state(text, state):
     assert parse_sysfs_port_state(text) == state
+
+
+@pytest.mark.parametrize('text, rate', [
+    pytest.param('400 Gb/sec (4X NDR)\n', (400.0, '4X', 'NDR'), id='ndr'),
+    pytest.param('200 Gb/sec (4X HDR)\n', (200.0, '4X', 'HDR'), id='hdr'),
+    pytest.param('100 Gb/sec (4X EDR)\n', (100.0, '4X', 'EDR'), id='edr'),
+    pytest.param('25 Gb/sec (1X EDR)\n', (25.0, '1X', 'EDR'), id='edr-1x'),
+    pytest.param('56 Gb/sec (4X FDR)\n', (56.0, '4X', 'FDR'), id='fdr'),
+    pytest.param('40 Gb/sec (4X FDR10)\n', (40.0, '4X', 'FDR10'), id='fdr10'),
+    pytest.param('40 Gb/sec (4X QDR)\n', (40.0, '4X', 'QDR'), id='qdr-roce'),
+    pytest.param('10 Gb/sec (4X SDR)\n', (10.0, '4X', 'SDR'), id='sdr-down-port'),
+    pytest.param('2.5 Gb/sec (1X SDR)\n', (2.5, '1X', 'SDR'), id='sdr-1x-half'),
+    pytest.param('800 Gb/sec (4X XDR)\n', (800.0, '4X', 'XDR'), id='xdr'),
+    pytest.param('200 Gb/sec (2X NDR)\n', (200.0, '2X', 'NDR'), id='ndr-2x'),
+    pytest.param('120 Gb/sec (12X QDR)\n', (120.0, '12X', 'QDR'), id='qdr-12x'),
+    pytest.param('10 Gb/sec (4X)\n', (10.0, '4X', None), id='no-speed-name'),
+    pytest.param('', (None, None, None), id='empty'),
+    pytest.param('\n', (None, None, None), id='blank'),
+    pytest.param(None, (None, None, None), id='unreadable'),
+])
+def test_sysfs_port_rate(text, rate):
+    parsed = parse_sysfs_port_rate(text)
+    assert parsed == rate
+    assert parsed[0] is None or isinstance(parsed[0], float)
+
+
+@pytest.mark.parametrize('text', [
+    pytest.param('garbage\n', id='garbage'),
+    pytest.param('400 Gb/s (4X NDR)\n', id='other-unit'),
+    pytest.param('400 Gb/sec\n', id='no-width'),
+    pytest.param('2.25 Gb/sec (1X SDR)\n', id='not-half'),
+    pytest.param('-1 Gb/sec (4X SDR)\n', id='negative'),
+    pytest.param('4: ACTIVE\n', id='state-text'),
+])
+def test_unknown_sysfs_port_rate_is_a_parse_error(text):
+    with pytest.raises(ParseError) as caught:
+        parse_sysfs_port_rate(text)
+    assert 'port rate' in str(caught.value) and text.strip() in str(caught.value), str(caught.value)
+
+
+def test_sysfs_port_rate_in_the_port():
+    assert sysfs_port(1, '4: ACTIVE\n', 'InfiniBand\n', '400 Gb/sec (4X NDR)\n')['rate_gbps'] == 400.0
+    assert sysfs_port(1, '4: ACTIVE\n', 'InfiniBand\n', None)['rate_gbps'] is None
+    assert sysfs_port(1, '4: ACTIVE\n', 'InfiniBand\n')['rate_gbps'] is None
+    with pytest.raises(ParseError):
+        sysfs_port(1, '4: ACTIVE\n', 'InfiniBand\n', 'fast\n')
+
+
+def test_ibv_devinfo_ports_have_no_rate():
+    text = 'hca_id:\tmlx5_0\n\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n'
+    assert parse_ibv_devinfo(text)['devices'][0]['ports'][0]['rate_gbps'] is None
 
 
 def test_sysfs_device_from_files():

@@ -21,7 +21,11 @@ def run(node, **params):
 
 
 def rdma_device(node, name, pci_address, netdevs, ports):
-    """/sys/class/infiniband/<name> with device -> the PCI function, its net/ interfaces, and ports/<n>/{state,link_layer}."""
+    """/sys/class/infiniband/<name> with device -> the PCI function, its net/ interfaces, and ports/<n>/{state,link_layer}.
+
+    ``ports`` maps a port number to (state, link_layer) or (state, link_layer, rate); without a rate (or with
+    None) the port has no ``rate`` file, as when the kernel cannot read it.
+    """
     function = os.path.join(node.sysfs, 'devices', 'pci0000:00', '0000:00:03.1', pci_address)
     for netdev in netdevs:
         os.makedirs(os.path.join(function, 'net', netdev))
@@ -32,9 +36,12 @@ def rdma_device(node, name, pci_address, netdevs, ports):
     os.symlink(os.path.relpath(function, root), os.path.join(root, 'device'))
     node.write(os.path.join(root, 'fw_ver'), '2.40.7000\n')
     node.write(os.path.join(root, 'node_guid'), '248a:0703:00f6:3370\n')
-    for number, (state, link_layer) in ports.items():
+    for number, files in ports.items():
+        state, link_layer, rate = (tuple(files) + (None,))[:3]
         node.write(os.path.join(root, 'ports', str(number), 'state'), state + '\n')
         node.write(os.path.join(root, 'ports', str(number), 'link_layer'), link_layer + '\n')
+        if rate is not None:
+            node.write(os.path.join(root, 'ports', str(number), 'rate'), rate + '\n')
 
 
 def no_system_tool():
@@ -61,6 +68,46 @@ def test_devices_from_ibv_devinfo_with_netdevs_from_sysfs(node):
     assert device['link_layer'] == 'Ethernet'
     assert device['active_ports'] == 2
     assert [port['active_mtu'] for port in device['ports']] == [1024, 1024]
+
+
+def test_port_rates_from_sysfs_with_ibv_devinfo(node):
+    node.tool('ibv_devinfo', {'': ('ibv_devinfo/cx3-roce-2port-tensorflow-gdr.txt', 0, 'out')})
+    rdma_device(node, 'mlx4_0', '0000:05:00.0', ['ens1', 'ens1d1'],
+                {1: ('4: ACTIVE', 'Ethernet', '40 Gb/sec (4X QDR)'), 2: ('4: ACTIVE', 'Ethernet', '2.5 Gb/sec (1X SDR)')})
+    result = run(node)
+    assert result.get('failed') is not True, result
+    device = result['ansible_facts']['rdma']['devices'][0]
+    assert device['verbs'] is True
+    assert [port['rate_gbps'] for port in device['ports']] == [40.0, 2.5]
+    assert device['active_rate_gbps'] == 42.5
+    assert [port['active_mtu'] for port in device['ports']] == [1024, 1024]
+
+
+def test_an_active_port_without_a_rate_makes_the_device_rate_unknown(node):
+    node.tool('ibv_devinfo', {'': ('ibv_devinfo/cx3-roce-2port-tensorflow-gdr.txt', 0, 'out')})
+    rdma_device(node, 'mlx4_0', '0000:05:00.0', ['ens1', 'ens1d1'],
+                {1: ('4: ACTIVE', 'Ethernet', '100 Gb/sec (4X EDR)'), 2: ('4: ACTIVE', 'Ethernet')})
+    device = run(node)['ansible_facts']['rdma']['devices'][0]
+    assert [port['rate_gbps'] for port in device['ports']] == [100.0, None]
+    assert device['active_rate_gbps'] is None
+
+
+def test_a_rate_in_an_unknown_format_is_null_and_warned_about(node):
+    node.tool('ibv_devinfo', {'': ('ibv_devinfo/no-devices-missing-providers.txt', 255, 'err')})
+    rdma_device(node, 'mlx5_0', '0000:09:00.0', ['enp9s0np0'], {1: ('4: ACTIVE', 'Ethernet', 'very fast')})
+    result = run(node)
+    assert result.get('failed') is not True, result
+    device = result['ansible_facts']['rdma']['devices'][0]
+    assert device['verbs'] is False and device['ports'][0]['rate_gbps'] is None and device['active_rate_gbps'] is None
+    assert any('rate of mlx5_0 port 1' in str(warning) and 'very fast' in str(warning)
+               for warning in result['warnings']), result
+
+
+def test_devices_only_ibv_devinfo_lists_have_no_rate(node):
+    node.tool('ibv_devinfo', {'': ('ibv_devinfo/cx3-ib-2hca-2port.txt', 0, 'out')})
+    rdma = run(node)['ansible_facts']['rdma']
+    assert [port['rate_gbps'] for device in rdma['devices'] for port in device['ports']] == [None] * 4
+    assert [device['active_rate_gbps'] for device in rdma['devices']] == [None, None]
 
 
 def test_two_ib_hcas_with_a_down_port(node):
@@ -131,7 +178,24 @@ def test_without_ibv_devinfo_the_devices_come_from_sysfs(node):
     device = rdma['devices'][0]
     assert device['verbs'] is None
     assert (device['link_layer'], device['active_ports'], device['fw_ver']) == ('InfiniBand', 0, '2.40.7000')
-    assert device['ports'] == [{'port': 1, 'state': 'PORT_DOWN', 'active': False, 'active_mtu': None, 'link_layer': 'InfiniBand'}]
+    assert device['ports'] == [{'port': 1, 'state': 'PORT_DOWN', 'active': False, 'active_mtu': None, 'link_layer': 'InfiniBand',
+                                'rate_gbps': None}]
+    assert device['active_rate_gbps'] == 0.0
+
+
+@pytest.mark.skipif(not no_system_tool(), reason='this machine has ibv_devinfo installed')
+def test_without_ibv_devinfo_the_port_rates_come_from_sysfs(node):
+    rdma_device(node, 'mlx5_0', '0000:09:00.0', ['ibp9s0'],
+                {1: ('4: ACTIVE', 'InfiniBand', '400 Gb/sec (4X NDR)'), 2: ('4: ACTIVE', 'InfiniBand', '200 Gb/sec (4X HDR)'),
+                 3: ('1: DOWN', 'InfiniBand', '10 Gb/sec (4X SDR)')})
+    rdma_device(node, 'mlx5_1', '0000:23:00.0', ['enp35s0np0'], {1: ('1: DOWN', 'InfiniBand', '10 Gb/sec (4X SDR)')})
+    rdma = run(node)['ansible_facts']['rdma']
+    assert rdma['tool'] is None
+    first, second = rdma['devices']
+    assert [port['rate_gbps'] for port in first['ports']] == [400.0, 200.0, 10.0]
+    assert (first['active_ports'], first['active_rate_gbps']) == (2, 600.0)
+    assert second['ports'][0]['rate_gbps'] == 10.0
+    assert (second['active_ports'], second['active_rate_gbps']) == (0, 0.0)
 
 
 @pytest.mark.skipif(not no_system_tool(), reason='this machine has ibv_devinfo installed')
