@@ -21,7 +21,14 @@ formats of the real tools, what a validation run on the profile's GPUs reports:
   tests/unit/fixtures/rvs/mi300x-*-acceptance.txt and mi355x-*-rvs1.6.75.txt;
 - ``all_reduce_perf -b 8 -e 8G -f 2 -g N`` (rccl-tests): the report of
   tests/unit/fixtures/rccl_tests/mi300x-8gpu-acceptance-doc.txt, in the column layout of
-  mi350x-8gpu-single-process-rocm7.0.txt, its bus bandwidths scaled per GPU model;
+  mi350x-8gpu-single-process-rocm7.0.txt, its bus bandwidths scaled per GPU model. Under
+  Open MPI's mpirun (``OMPI_COMM_WORLD_*`` in the environment) each process is G = ``-g``
+  ranks of the job (ranks rank*G.., local devices local_rank*G..); a job across hosts takes
+  the two-node curve of mi210-16rank-2node-rocm6.3.3.txt, scaled by the profile's
+  ``fabric_busbw_scale``. One deviation from the real program, which gathers every rank's
+  ``#  Rank`` line to MPI rank 0 over MPI: the stand-in has no MPI, so every process prints
+  its own rank lines, and rank 0 waits a second after its own (while mpirun forwards the
+  others') before its table; the other ranks print nothing else;
 - ``TransferBench a2a`` and ``TransferBench p2p``: the matrices of
   tests/unit/fixtures/transferbench/mi300x-{a2a,p2p}-acceptance-doc.txt, in the layout of
   the mi350x-*-rocm7.0.txt captures, scaled per GPU model.
@@ -34,7 +41,8 @@ keys of the lab's fault switch (``labctl fault``, lab/labctl/faults.py), and the
 files /run/llmfleet-lab/faults/gpu<N>.json are added on top, so the Device Metrics
 Exporter stand-in and amd-smi tell the same story. ``pcie_link`` (gpusim) narrows a GPU's
 link, which amd-smi and rvs pebb show; the profile's ``rccl_busbw_scale`` scales the
-all-reduce's bus bandwidth (a slow fabric). Pure standard library, Python 3.6+.
+all-reduce's bus bandwidth within a host (slow GPU links), its ``fabric_busbw_scale`` that of
+a job across hosts (a slow fabric). Pure standard library, Python 3.6+.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -45,6 +53,8 @@ import json
 import os
 import re
 import socket
+import sys
+import time
 
 import gpusim
 
@@ -496,6 +506,32 @@ ALL_REDUCE_MI300X = (
     (1073741824, 6003.9, 312.97, 6003.6, 312.99), (2147483648, 11938.0, 314.8, 11960.0, 314.22),
     (4294967296, 23849.0, 315.15, 23881.0, 314.74), (8589934592, 47488.0, 316.55, 47594.0, 315.84),
 )
+# The same columns of the 16 x MI210 run over two nodes (8 GPUs each, one rank per GPU, the fabric between
+# them) in tests/unit/fixtures/rccl_tests/mi210-16rank-2node-rocm6.3.3.txt: the curve of a job across hosts.
+# That capture stops at 4 GiB (-e 4G); its bus bandwidth is flat at about 15.2 GB/s from 128 MiB on, so the
+# 8 GiB row is not measured: it repeats the 4 GiB bus bandwidths with twice the time.
+ALL_REDUCE_CROSS_NODE = (
+    (8, 322.0, 0.0, 319.7, 0.0), (16, 317.2, 0.0, 316.3, 0.0), (32, 304.0, 0.0, 298.0, 0.0),
+    (64, 296.4, 0.0, 296.7, 0.0), (128, 296.0, 0.0, 295.8, 0.0), (256, 297.0, 0.0, 296.8, 0.0),
+    (512, 298.0, 0.0, 297.4, 0.0), (1024, 296.8, 0.01, 297.5, 0.01), (2048, 298.1, 0.01, 298.4, 0.01),
+    (4096, 299.7, 0.03, 300.5, 0.03), (8192, 303.3, 0.05, 301.4, 0.05), (16384, 308.0, 0.10, 307.7, 0.10),
+    (32768, 312.2, 0.20, 312.1, 0.20), (65536, 350.8, 0.35, 347.7, 0.35), (131072, 541.5, 0.45, 535.4, 0.46),
+    (262144, 695.1, 0.71, 687.0, 0.72), (524288, 701.2, 1.40, 700.4, 1.40), (1048576, 773.6, 2.54, 771.7, 2.55),
+    (2097152, 794.8, 4.95, 790.1, 4.98), (4194304, 839.3, 9.37, 841.7, 9.34), (8388608, 1144.7, 13.74, 1143.3, 13.76),
+    (16777216, 2023.3, 15.55, 2031.1, 15.49), (33554432, 3919.0, 16.05, 3919.0, 16.05),
+    (67108864, 7940.6, 15.85, 7947.8, 15.83), (134217728, 16116.0, 15.62, 16141.0, 15.59),
+    (268435456, 32932.0, 15.28, 33017.0, 15.24), (536870912, 65708.0, 15.32, 65890.0, 15.28),
+    (1073741824, 132239.0, 15.22, 132035.0, 15.25), (2147483648, 264227.0, 15.24, 263454.0, 15.28),
+    (4294967296, 530867.0, 15.17, 530931.0, 15.17),
+    (8589934592, 1061734.0, 15.17, 1061862.0, 15.17),  # extended, not captured (see above)
+)
+# Open MPI's environment of each process mpirun starts; how long MPI rank 0 waits after its own rank lines
+# before its table (the other processes' rank lines, forwarded by mpirun, come meanwhile), and how long the
+# other processes wait before their rank lines (so that rank 0's header comes first, as in the real output).
+OMPI_ENV = ('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK', 'OMPI_COMM_WORLD_LOCAL_SIZE')
+MPI_RANK_LINES_WAIT = 1.0
+MPI_OTHER_RANKS_WAIT = 0.5
+ALL_REDUCE_TABLE_START = '#\n#%s%s' % (' ' * 62, 'out-of-place')
 ALL_REDUCE_USAGE = ('all_reduce_perf (llmfleet lab stub): only -b <size> -e <size> -f <factor> -g <gpus> '
                     '[-c 0|1] are simulated\n')
 
@@ -518,8 +554,28 @@ def _all_reduce_part(size, time_us, busbw, ranks, scale):
     return time, size / (time * 1e3), busbw
 
 
-def render_all_reduce(state, args, host='localhost', pid=4242):
-    """Return (stdout, stderr, rc) of ``all_reduce_perf -b 8 -e 8G -f 2 -g N [-c 1]``."""
+def mpi_job(environ=None):
+    """This process's place in an Open MPI job: {rank, size, local_rank, local_size} from mpirun's
+    OMPI_COMM_WORLD_* variables (the local ones default to the world's), or a single process without them."""
+    environ = os.environ if environ is None else environ
+    rank_var, size_var, local_rank_var, local_size_var = OMPI_ENV
+    try:
+        rank, size = int(environ[rank_var]), int(environ[size_var])
+    except (KeyError, ValueError):
+        return {'rank': 0, 'size': 1, 'local_rank': 0, 'local_size': 1}
+    try:
+        local_rank, local_size = int(environ.get(local_rank_var, rank)), int(environ.get(local_size_var, size))
+    except ValueError:
+        local_rank, local_size = rank, size
+    return {'rank': rank, 'size': size, 'local_rank': local_rank, 'local_size': local_size}
+
+
+def render_all_reduce(state, args, host='localhost', pid=4242, environ=None):
+    """Return (stdout, stderr, rc) of ``all_reduce_perf -b 8 -e 8G -f 2 -g N [-c 1]``.
+
+    Under mpirun (``environ``, default os.environ, has OMPI_COMM_WORLD_*) this is one process's part: MPI
+    rank 0 returns the whole report with only its own rank lines (all_reduce_under_mpirun splits it for the
+    wait), any other rank its rank lines only. Without them: the single process of today, every GPU its own."""
     options = {'-b': '8', '-e': '32M', '-f': '2', '-g': '1', '-c': '1'}
     args = list(args)
     try:
@@ -532,34 +588,47 @@ def render_all_reduce(state, args, host='localhost', pid=4242):
         factor, ngpus, check = int(options['-f']), int(options['-g']), int(options['-c'])
     except (UsageError, ValueError):
         return '', ALL_REDUCE_USAGE, 2
+    job = mpi_job(environ)
+    ranks = job['size'] * ngpus  # every process drives -g GPUs
+    first_device = job['local_rank'] * ngpus
     gpus = tested_gpus(state) if state.driver is not None and not state.kfd_error else []
-    scale = _model(gpus)['rccl'] * float(state.profile.get('rccl_busbw_scale', 1.0))
+    if job['local_size'] < job['size']:
+        # The job spans hosts: the fabric's curve (fabric_busbw_scale makes it slow), not the GPU model's.
+        curve, scale = ALL_REDUCE_CROSS_NODE, float(state.profile.get('fabric_busbw_scale', 1.0))
+    else:
+        curve, scale = ALL_REDUCE_MI300X, _model(gpus)['rccl'] * float(state.profile.get('rccl_busbw_scale', 1.0))
     head = ['# nThread 1 nGpus %d minBytes %d maxBytes %d step: %d(factor) warmup iters: 5 iters: 20 agg iters: 1 '
             'validation: %d graph: 0' % (ngpus, min_bytes, max_bytes, factor, check), '#',
             'rccl-tests: Version develop:ae3e635']
-    if ngpus > len(gpus):
-        # What rccl-tests prints when it asks HIP for a device that is not there.
-        return '\n'.join(head) + '\n%s: Test HIP failure common.cu:1279 \'invalid device ordinal\'\n .. %s pid %d: ' \
-            'Test failure common.cu:1158\n' % (host, host, pid), '', 3
-    lines = head + ['# Using devices']
-    for rank, gpu in enumerate(gpus[:ngpus]):
+    if job['rank'] != 0:
+        head = []  # only MPI rank 0 prints the header, the table and the summary
+    if first_device + ngpus > len(gpus):
+        # What rccl-tests prints when it asks HIP for a device that is not there (the process that does says so).
+        return ''.join(line + '\n' for line in head) + '%s: Test HIP failure common.cu:1279 \'invalid device ordinal\'\n' \
+            ' .. %s pid %d: Test failure common.cu:1158\n' % (host, host, pid), '', 3
+    lines = head + (['# Using devices'] if head else [])
+    for index in range(ngpus):
+        device = first_device + index
+        gpu = gpus[device]
         lines.append('#  Rank %2d Group  0 Pid %6d on %s device %2d [%s] %s'
-                     % (rank, pid, host, rank, gpu['pci'][:-2], gpu['market_name']))
+                     % (job['rank'] * ngpus + index, pid, host, device, gpu['pci'][:-2], gpu['market_name']))
+    if job['rank'] != 0:
+        return '\n'.join(lines) + '\n', '', 0
     lines += ['#', '#%s%s' % (' ' * 62, 'out-of-place                       in-place          '),
               '#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   '
               'busbw #wrong',
               '#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  '
               '(GB/s)       ']
     figures = []
-    for size, oop_time, oop_busbw, ip_time, ip_busbw in ALL_REDUCE_MI300X:
+    for size, oop_time, oop_busbw, ip_time, ip_busbw in curve:
         if size < min_bytes or size > max_bytes:
             continue
         wrong = '0' if check else 'N/A'
         cells = []
         for time_us, busbw in ((oop_time, oop_busbw), (ip_time, ip_busbw)):
-            time, algbw, bus = _all_reduce_part(size, time_us, busbw, ngpus, scale)
+            took, algbw, bus = _all_reduce_part(size, time_us, busbw, ranks, scale)
             figures.append(bus)
-            shown = ('%.2f' % time) if time < 1000 else ('%.1f' % time) if time < 10000 else '%d' % time
+            shown = ('%.2f' % took) if took < 1000 else ('%.1f' % took) if took < 10000 else '%d' % took
             cells.append('%8s %7.2f %7.2f %6s' % (shown, algbw, bus, wrong))
         lines.append('%12d  %12d     float     sum      -1 %s  %s' % (size, size // 4, cells[0], cells[1]))
     lines += ['# Errors with asterisks indicate errors that have exceeded the maximum threshold.',
@@ -567,6 +636,30 @@ def render_all_reduce(state, args, host='localhost', pid=4242):
               '# Avg bus bandwidth    : %g ' % round(sum(figures) / len(figures), 4) if figures else '# Avg bus bandwidth    : 0 ',
               '#']
     return '\n'.join(lines) + '\n', '', 0
+
+
+def all_reduce_under_mpirun(result, environ=None, out=None, wait=None):
+    """What ``render`` returns for all_reduce_perf: as rendered, but in a job of several processes, MPI rank 0's
+    report up to its table goes to stdout now and, after MPI_RANK_LINES_WAIT seconds (the other processes' rank
+    lines come meanwhile through mpirun), its table is returned for gpusim.main to print; the other processes
+    return their rank lines after MPI_OTHER_RANKS_WAIT seconds (rank 0's header first).
+
+    Not the real program's way (it gathers every rank line to rank 0 over MPI and prints them in rank order): the
+    stand-in has no MPI. The collection's parser reads the rank lines wherever they come before the table."""
+    text, err, rc = result
+    job = mpi_job(environ)
+    wait = time.sleep if wait is None else wait
+    if rc != 0 or job['size'] < 2:
+        return result
+    if job['rank'] != 0:
+        wait(MPI_OTHER_RANKS_WAIT)
+        return result
+    before, table = text.split(ALL_REDUCE_TABLE_START, 1)
+    out = sys.stdout if out is None else out
+    out.write(before)
+    out.flush()
+    wait(MPI_RANK_LINES_WAIT)
+    return ALL_REDUCE_TABLE_START + table, err, rc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -706,7 +799,7 @@ def render(tool, state, argv):
     if tool == 'amd-smi':
         return render_amd_smi_health(state, argv)
     if tool == 'all_reduce_perf':
-        return render_all_reduce(state, argv, host=socket.gethostname(), pid=os.getpid())
+        return all_reduce_under_mpirun(render_all_reduce(state, argv, host=socket.gethostname(), pid=os.getpid()))
     if tool not in TOOLS:
         raise gpusim.LabGpuError('unknown tool %s' % tool)
     return TOOLS[tool](state, argv)

@@ -15,6 +15,8 @@ import glob
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 
@@ -175,6 +177,170 @@ def test_one_gpu_has_no_all_to_all_and_too_many_ranks_fail():
     assert rc != 0
     with pytest.raises(ToolError, match='invalid device ordinal'):
         rccl_tests.parse_rccl_tests(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# all_reduce_perf under Open MPI's mpirun: a process per -g GPUs, on one host or across hosts
+
+ALL_REDUCE_8G = ('-b', '8', '-e', '8G', '-f', '2', '-g', '1')
+CROSS_NODE_CAPTURE = os.path.join(ROOT, 'tests', 'unit', 'fixtures', 'rccl_tests', 'mi210-16rank-2node-rocm6.3.3.txt')
+CROSS_NODE_8G_IN_PLACE = 15.17  # that capture's in-place bus bandwidth at 4 GiB, which its 8 GiB row repeats
+
+
+def mpi_env(monkeypatch, rank, size, local_rank, local_size):
+    """Open MPI's environment of one process, as mpirun sets it."""
+    for name, value in zip(validsim.OMPI_ENV, (rank, size, local_rank, local_size)):
+        monkeypatch.setenv(name, str(value))
+
+
+def mpi_process(monkeypatch, st, host, rank, size, local_rank, local_size, args=ALL_REDUCE_8G):
+    """(stdout, stderr, rc) of one process of an mpirun job (pid 1000 + its MPI rank)."""
+    mpi_env(monkeypatch, rank, size, local_rank, local_size)
+    return validsim.render_all_reduce(st, args, host=host, pid=1000 + rank)
+
+
+def mpirun(monkeypatch, hosts, args=ALL_REDUCE_8G):
+    """What ``mpirun -H a:n,b:m ... all_reduce_perf`` prints: hosts is [(host, state, processes)], MPI ranks by
+    slot in that order. The other processes' rank lines come between rank 0's own and its table (rank 0 waits
+    for them there)."""
+    size = sum(count for _host, _st, count in hosts)
+    outputs = []
+    for host, st, count in hosts:
+        for local_rank in range(count):
+            outputs.append(ok(mpi_process(monkeypatch, st, host, len(outputs), size, local_rank, count, args)))
+    before, table = outputs[0].split(validsim.ALL_REDUCE_TABLE_START, 1)
+    return before + ''.join(outputs[1:]) + validsim.ALL_REDUCE_TABLE_START + table
+
+
+def with_fabric(name, scale):
+    prof = profile(name)
+    if scale is not None:
+        prof['fabric_busbw_scale'] = scale
+    return gpusim.State(profile=prof, driver='6.16.6')
+
+
+@pytest.mark.parametrize('scale', [None, 0.25])
+def test_an_mpirun_job_across_two_hosts_parses_with_every_rank_and_the_fabric_curve(monkeypatch, scale):
+    # As the collection runs it: mpirun -np 10 -H 10.89.77.201:8,10.89.77.202:2 ... all_reduce_perf ... -g 1
+    first, second = with_fabric('mi300x-8', scale), with_fabric('mi300x-2', scale)
+    result = rccl_tests.parse_rccl_tests(mpirun(monkeypatch, [('10.89.77.201', first, 8), ('10.89.77.202', second, 2)]))
+    assert result['header']['ngpus'] == 1 and len(result['devices']) == 10
+    buses = [gpu['pci'][:-2] for gpu in validsim.tested_gpus(first)] + [gpu['pci'][:-2] for gpu in validsim.tested_gpus(second)]
+    assert [(d['rank'], d['pid'], d['host'], d['device'], d['bus_id'], d['name']) for d in result['devices']] == [
+        (rank, 1000 + rank, '10.89.77.20%d' % (1 if rank < 8 else 2), rank if rank < 8 else rank - 8, buses[rank],
+         'AMD Instinct MI300X') for rank in range(10)]
+    factor = 1.0 if scale is None else scale
+    # The two-node capture's bus bandwidths, scaled by the profile's fabric_busbw_scale, and its 4 GiB figures at 8 GiB.
+    capture = rccl_tests.parse_rccl_tests(open(CROSS_NODE_CAPTURE).read())
+    assert [row['size'] for row in result['rows']] == [row['size'] for row in capture['rows']] + [8589934592]
+    for row, captured in zip(result['rows'], capture['rows'] + [capture['largest']]):
+        for part in ('out_of_place', 'in_place'):
+            assert row[part]['busbw_gbs'] == pytest.approx(captured[part]['busbw_gbs'] * factor, abs=0.0051)
+    largest = result['largest']['in_place']
+    assert result['largest']['size'] == 8589934592
+    assert largest['busbw_gbs'] == pytest.approx(CROSS_NODE_8G_IN_PLACE * factor, abs=0.0051)
+    # algbw = busbw * n / (2 (n - 1)) with n the job's 10 ranks, not one process's or one host's
+    assert largest['algbw_gbs'] == pytest.approx(CROSS_NODE_8G_IN_PLACE * factor * 10 / 18, abs=0.01)
+
+
+def test_an_mpirun_job_across_hosts_with_several_gpus_a_process(monkeypatch):
+    # -g 2: 4 processes on the first host (its devices 0-7), 1 on the second (devices 0-1): ranks 0-9.
+    args = ALL_REDUCE_8G[:-1] + ('2',)
+    result = rccl_tests.parse_rccl_tests(mpirun(monkeypatch, [('lab-a', state('mi300x-8'), 4),
+                                                              ('lab-b', state('mi300x-2'), 1)], args))
+    assert result['header']['ngpus'] == 2
+    assert [(d['rank'], d['pid'], d['host'], d['device']) for d in result['devices']] == [
+        (rank, 1000 + rank // 2, 'lab-a' if rank < 8 else 'lab-b', rank % 8) for rank in range(10)]
+    assert result['largest']['in_place']['busbw_gbs'] == CROSS_NODE_8G_IN_PLACE
+
+
+def test_an_mpirun_job_on_one_host_has_the_single_node_figures(monkeypatch):
+    st = state('mi300x-8')
+    job = rccl_tests.parse_rccl_tests(mpirun(monkeypatch, [('lab-a', st, 8)]))
+    for name in validsim.OMPI_ENV:
+        monkeypatch.delenv(name)
+    single = rccl_tests.parse_rccl_tests(ok(validsim.render_all_reduce(st, ALL_REDUCE_8G[:-1] + ('8',), host='lab-a')))
+    assert (job['header']['ngpus'], single['header']['ngpus']) == (1, 8)
+    assert job['rows'] == single['rows'] and job['avg_busbw_gbs'] == single['avg_busbw_gbs'] == 102.138
+    assert [dict(d, pid=None) for d in job['devices']] == [dict(d, pid=None) for d in single['devices']]
+    # The fabric's scale is not the node's: the degraded profile's rccl_busbw_scale still counts.
+    degraded = rccl_tests.parse_rccl_tests(mpirun(monkeypatch, [('lab-a', state(DEGRADED), 8)]))
+    assert degraded['largest']['in_place']['busbw_gbs'] == pytest.approx(315.84 * 0.9, abs=0.01)
+
+
+def test_a_non_zero_rank_prints_only_its_rank_lines(monkeypatch):
+    st = state('mi300x-8')
+    bus = [gpu['pci'][:-2] for gpu in validsim.tested_gpus(st)]
+    assert mpi_process(monkeypatch, st, 'lab-a', 3, 10, 3, 8) == (
+        '#  Rank  3 Group  0 Pid   1003 on lab-a device  3 [%s] AMD Instinct MI300X\n' % bus[3], '', 0)
+    # -g 2, the second process on the second host (MPI rank 5 of 6): ranks 10 and 11 on its devices 2 and 3.
+    out = ok(mpi_process(monkeypatch, st, 'lab-b', 5, 6, 1, 2, ALL_REDUCE_8G[:-1] + ('2',)))
+    assert out == ''.join('#  Rank %2d Group  0 Pid   1005 on lab-b device %2d [%s] AMD Instinct MI300X\n'
+                          % (rank, device, bus[device]) for rank, device in ((10, 2), (11, 3)))
+
+
+def test_a_local_rank_beyond_the_hosts_gpus_fails_in_that_process(monkeypatch):
+    st = state('mi300x-2')
+    # A third process on a host of two GPUs: that process says so (no header: only rank 0 prints one) and fails.
+    assert mpi_process(monkeypatch, st, 'lab-b', 10, 11, 2, 3) == (
+        "lab-b: Test HIP failure common.cu:1279 'invalid device ordinal'\n .. lab-b pid 1010: Test failure "
+        "common.cu:1158\n", '', 3)
+    assert mpi_process(monkeypatch, st, 'lab-b', 3, 4, 1, 2, ALL_REDUCE_8G[:-1] + ('2',))[2] == 3, 'devices 2 and 3'
+    # MPI rank 0 failing prints its header first, as the single process does; the collection reads the failure.
+    out, _err, rc = mpi_process(monkeypatch, st, 'lab-a', 0, 2, 0, 1, ALL_REDUCE_8G[:-1] + ('4',))
+    assert rc == 3 and out.startswith('# nThread 1 nGpus 4 ')
+    with pytest.raises(ToolError, match='invalid device ordinal'):
+        rccl_tests.parse_rccl_tests(out + ok(mpi_process(monkeypatch, state('mi300x-8'), 'lab-b', 1, 2, 0, 1)))
+
+
+def test_under_mpirun_rank_0_prints_up_to_its_table_and_waits_for_the_others_lines(monkeypatch, capsys):
+    waits = []
+    monkeypatch.setattr(validsim.time, 'sleep', waits.append)
+    st = state('mi300x-8')
+    for name in validsim.OMPI_ENV:
+        monkeypatch.delenv(name, raising=False)
+    single = validsim.render('all_reduce_perf', st, ALL_REDUCE_8G)
+    assert (waits, capsys.readouterr().out) == ([], ''), 'a single process prints at once, through gpusim.main'
+    assert ok(single).count('#  Rank') == 1
+    mpi_env(monkeypatch, 0, 10, 0, 8)
+    table = ok(validsim.render('all_reduce_perf', st, ALL_REDUCE_8G))
+    printed = capsys.readouterr().out
+    assert waits == [validsim.MPI_RANK_LINES_WAIT]
+    assert printed.startswith('# nThread 1 nGpus 1 ') and printed.endswith(' AMD Instinct MI300X\n')
+    assert printed.count('#  Rank') == 1 and table.startswith(validsim.ALL_REDUCE_TABLE_START)
+    result = rccl_tests.parse_rccl_tests(printed + table)
+    assert [(d['host'], d['pid']) for d in result['devices']] == [(socket.gethostname(), os.getpid())]
+    assert result['largest']['in_place']['busbw_gbs'] == CROSS_NODE_8G_IN_PLACE
+    # Any other rank: its rank line, after a shorter wait (rank 0's header comes first), printed by gpusim.main.
+    mpi_env(monkeypatch, 9, 10, 1, 2)
+    out = ok(validsim.render('all_reduce_perf', st, ALL_REDUCE_8G))
+    assert waits[1:] == [validsim.MPI_OTHER_RANKS_WAIT] and capsys.readouterr().out == ''
+    assert validsim.MPI_OTHER_RANKS_WAIT < validsim.MPI_RANK_LINES_WAIT
+    assert re.match(r'^#  Rank  9 Group  0 Pid +%d on \S+ device  1 \[[0-9a-f:]+\] AMD Instinct MI300X\n$' % os.getpid(), out)
+
+
+@pytest.mark.skipif(not shutil.which('mpirun'), reason='no mpirun (Debian: openmpi-bin)')
+def test_a_real_mpirun_runs_the_stand_in(tmp_path):
+    """Open MPI's mpirun on this machine, one host: the processes' outputs come together as the parser reads them."""
+    sysroot = tmp_path / 'sys' / 'module' / 'amdgpu'
+    sysroot.mkdir(parents=True)
+    (sysroot / 'initstate').write_text('live\n')
+    (sysroot / 'version').write_text('6.16.6\n')
+    (tmp_path / 'kfd').write_text('')
+    env = dict((key, value) for key, value in os.environ.items() if not key.startswith(('OMPI_', 'PMIX_')))
+    env.update(LLMFLEET_LAB_GPU_PROFILE=os.path.join(ROOT, 'lab', 'profiles', 'mi300x-8.json'),
+               LLMFLEET_LAB_SYSROOT=str(tmp_path / 'sys'), LLMFLEET_LAB_KFD=str(tmp_path / 'kfd'),
+               LLMFLEET_LAB_FAULTS=str(tmp_path / 'faults'))
+    # What the built all_reduce_perf's __main__.py does (lab/build/sources/rccl-tests/lab_build.py).
+    main = ('import sys; sys.path.insert(0, %r); import gpusim; sys.exit(gpusim.main("all_reduce_perf", sys.argv[1:], '
+            '"/opt/rocm"))' % os.path.join(ROOT, 'lab', 'stubs'))
+    proc = subprocess.run(['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '4', sys.executable, '-c', main]
+                          + list(ALL_REDUCE_8G), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    result = rccl_tests.parse_rccl_tests(proc.stdout)
+    assert sorted((d['rank'], d['device']) for d in result['devices']) == [(rank, rank) for rank in range(4)]
+    assert proc.stdout.count('# nThread') == 1 and result['largest']['in_place']['busbw_gbs'] == 315.84
 
 
 def test_without_the_driver_the_tools_fail_as_the_parsers_expect():
