@@ -144,6 +144,60 @@ def _rccl_arch(values, ctx):
     return None
 
 
+FABRIC_GROUP = re.compile(r'^[A-Za-z0-9_.-]+$')
+
+
+@RULES.rule('validate-fabric-group')
+def _fabric_group(values, ctx):
+    group = values['validate_fabric_group']
+    if not isinstance(group, str) or not FABRIC_GROUP.match(group) or group in ('.', '..'):
+        return ('validate_fabric_group is %s: give a name of letters, digits, ".", "_" or "-" (the nodes with the same'
+                ' name run the all-reduce together; it names the group\'s report directory).' % show(group))
+    return None
+
+
+@RULES.rule('validate-fabric-threshold')
+def _fabric_threshold(values, ctx):
+    threshold = values['validate_fabric_threshold']
+    if threshold is None:
+        return None
+    value = as_number(threshold.get('value')) if isinstance(threshold, dict) else None
+    source = threshold.get('source', '') if isinstance(threshold, dict) else None
+    if value is None or value <= 0 or not isinstance(source, str) or not is_one_line(source) \
+            or set(threshold) - set(['value', 'source']):
+        return ('validate_fabric_threshold is %s: give null (the policy: validate_fabric_line_rate_fraction of the'
+                ' members\' RDMA line rate) or {value: <GB/s above 0>, source: "where the figure comes from"}.'
+                % show(threshold))
+    return None
+
+
+@RULES.rule('validate-fabric-fraction')
+def _fabric_fraction(values, ctx):
+    fraction = as_number(values['validate_fabric_line_rate_fraction'])
+    if fraction is None or not 0 < fraction <= 1:
+        return ('validate_fabric_line_rate_fraction is %s: give the share of the slowest member\'s RDMA line rate the'
+                ' all-reduce must reach, above 0 and at most 1 (e.g. 0.7).' % show(values['validate_fabric_line_rate_fraction']))
+    return None
+
+
+@RULES.rule('validate-fabric-ssh-port')
+def _fabric_ssh_port(values, ctx):
+    port = as_int(values['validate_fabric_ssh_port'])
+    if port is None or not 0 < port < 65536:
+        return ('validate_fabric_ssh_port is %s: give the TCP port the members\' SSH servers listen on over the fabric'
+                ' network (1-65535).' % show(values['validate_fabric_ssh_port']))
+    return None
+
+
+@RULES.rule('validate-fabric-needs-mpi')
+def _fabric_mpi(values, ctx):
+    if 'fabric' in values['validate_checks'] and not (values['validate_rccl_tests_build'] and values['validate_rccl_tests_mpi']):
+        return ('validate_checks has fabric, which runs the rccl-tests artifact with mpirun across the nodes:'
+                ' set validate_rccl_tests_build: true and validate_rccl_tests_mpi: true, or take fabric out of'
+                ' validate_checks.')
+    return None
+
+
 @BUILD_RULES.rule('validate-build-rocm')
 def _build_rocm(values, ctx):
     if not ctx['rocm']:

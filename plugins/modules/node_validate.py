@@ -106,6 +106,11 @@ counts:
   returned: success
   type: dict
   sample: {ok: 84, warning: 1, error: 0}
+gpus:
+  description: How many Instinct GPUs the node has (the ranks it runs in rccl-tests; an integrated GPU is not counted).
+  returned: success
+  type: int
+  sample: 8
 firmware:
   description: The node's firmware versions by name (its first GPU's), to compare nodes.
   returned: success
@@ -210,7 +215,7 @@ class Validation(object):
             p2p = self.read('transferbench-p2p', 'TransferBench', ['p2p'], parse_transferbench)
             results['transferbench'] = {'a2a': a2a.get('a2a'), 'p2p': p2p.get('p2p')}
         findings = judge(results, model, self.params['thresholds'], self.params['health_thresholds']) + findings
-        return model, findings, firmware
+        return model, findings, firmware, len(instinct)
 
     def rvs(self, table):
         """Each rvs module with the configuration the model's acceptance page names; their actions together."""
@@ -248,7 +253,7 @@ def main():
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, msg='validation runs the tools; nothing runs in check mode', commands=[])
     validation = Validation(module)
-    model, findings, firmware = validation.run()
+    model, findings, firmware, gpus = validation.run()
     directory = module.params['report_dir']
     node = module.params['node'] or os.uname()[1]
     raw = os.path.join(directory, 'raw')
@@ -266,7 +271,7 @@ def main():
                        ('summary.txt', report.summary_text(node, model, findings))):
         files.append(os.path.join(directory, name))
         write_atomic(files[-1], text)
-    module.exit_json(changed=True, model=model, findings=findings, failed_checks=[item for item in findings if item['level'] == 'error'],
+    module.exit_json(changed=True, model=model, gpus=gpus, findings=findings, failed_checks=[item for item in findings if item['level'] == 'error'],
                      counts=tally, firmware=firmware, files=files, commands=validation.runner.commands)
 
 
