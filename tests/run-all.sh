@@ -48,6 +48,9 @@ stage nginx-binary tests/tools/nginx.sh
 stage promtool-binary tests/tools/promtool.sh
 # The gateway's log metrics program runs in Debian's mtail, unpacked by tests/tools/mtail.sh.
 stage mtail-binary tests/tools/mtail.sh
+# The gateway's router (cache_aware) runs for real in its live test: vllm-router in a venv with the lab recipe's
+# pinned wheels, made by tests/tools/vllm-router.sh.
+stage router-binary tests/tools/vllm-router.sh
 # The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too (after the
 # three downloads above: one apt at a time).
 stage lab-deps lab/bin/labctl deps
@@ -60,7 +63,7 @@ stage sanity tests/sanity/run.sh
 # The collection as it ships: the tarball built, installed offline, documented and syntax-checked from outside the checkout.
 stage collection tests/collection/run.sh
 # pytest exits 5 when it collected nothing: that is a failure here too.
-stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" LLMFLEET_MTAIL="$root/.cache/mtail/root/usr/bin/mtail" python -m pytest tests/unit -q -p no:cacheprovider
+stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" LLMFLEET_MTAIL="$root/.cache/mtail/root/usr/bin/mtail" LLMFLEET_VLLM_ROUTER="$(tests/tools/vllm-router.sh 2>/dev/null)" python -m pytest tests/unit -q -p no:cacheprovider
 wait_background
 # The scenarios spend much of their time waiting on their instances: two molecule processes side by side
 # (lab/labctl/lanes.py; each lane's output in .cache/test-logs/molecule-lane-N.log).

@@ -10,7 +10,7 @@
   packages    the stub .deb packages from the data in lab/packages/ (rocm.json, layouts.json)
   repository  the signed apt repository under .lab/repo (indexes, the throwaway GPG key)
   hosts       podman: the network, the repository server, the hosts, SSH keys and known_hosts
-  wheelhouse  the lab engine's wheelhouse (.lab/repo/wheels/)
+  wheelhouse  the lab's wheelhouses: the engine's, SGLang's, the gateway router's (.lab/repo/wheels/)
   model       the tiny Llama the lab engine serves (.lab/repo/models/)
   buildstage  the build stage's stand-in sources and pinned build tools (.lab/repo/sources/, buildtools/)
 """

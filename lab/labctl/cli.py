@@ -52,6 +52,8 @@ def cmd_up(_args):
     buildstage.sources()
     # Seconds when cached; the first time a few minutes (pip wheel, tokenizer training).
     model.build()
+    # The sandbox's gateway routes with vllm-router (gateway_routing: cache_aware), installed from wheels/router.
+    wheelhouse.build_pinned()
     with step('up: network, repository server, hosts'):
         hosts.start_hosts(tag)
 
@@ -143,9 +145,10 @@ def cmd_molecule(args):
 
 
 def cmd_wheelhouse(_args):
-    """Build the lab engine's wheelhouses under .lab/repo/wheels/<key>/ (latest, alternate, sglang; each only when its recipe changed)."""
+    """Build the lab's wheelhouses under .lab/repo/wheels/<key>/ (latest, alternate, sglang, router; each only when its recipe changed)."""
     wheelhouse.build()
     wheelhouse.build_engine()
+    wheelhouse.build_pinned()
 
 
 def cmd_model(_args):

@@ -19,6 +19,11 @@
   packages of no_deps without their dependencies (SGLang's pin CUDA builds) and the requirements with theirs;
   wheels/sglang -> <sglang key>. Built by `labctl wheelhouse` and before molecule, not by `up` (the sandbox
   serves vLLM).
+
+  .lab/repo/wheels/<router key>/, the gateway router's (lab/engine/wheelhouse-router.json, its hash the key): every
+  wheel of vllm-router and its dependencies pinned by sha256 in the recipe and downloaded as such, without resolving
+  (pip download --no-deps --require-hashes, for the lab hosts' Python and platform); wheels/router -> <router key>.
+  Built by `labctl wheelhouse` and `up` (the sandbox's gateway routes with cache_aware and installs from it).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -43,6 +48,7 @@ from .common import LAB, LAB_SRC, REPO, LabError, human, lab_env, log, say, sha2
 WHEELHOUSE_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse.json')
 ALTERNATE_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse-alternate.json')
 SGLANG_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse-sglang.json')
+ROUTER_RECIPE = os.path.join(LAB_SRC, 'engine', 'wheelhouse-router.json')
 # Bumped when the layout of a wheelhouse changes (part of the key with the recipe).
 WHEELHOUSE_FORMAT = 1
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -491,6 +497,117 @@ def build_engine(recipe_path=SGLANG_RECIPE, root=None, scratch=LAB, wheel=pip_wh
                                                                   ' '.join(recipe['requirements'])),
                 wheels, {'key': key, 'kind': recipe['name'], 'recipe': recipe, 'python': '.'.join(str(p) for p in version)},
                 start)
+        finally:
+            if os.path.exists(work):
+                shutil.rmtree(work, ignore_errors=True)
+        point_link(root, recipe['name'], key)
+        prune_wheelhouses(root, recipe.get('keep', 2))
+        say('    %d wheels, %s, in %.0f s -> %s (%s)' % (len(wheels), human(total), time.time() - start, final, recipe['name']))
+        return final
+
+
+# ---------------------------------------------------------------------------------------------
+# The gateway router's wheelhouse: every wheel pinned by sha256 in the recipe, nothing resolved
+
+_SHA256 = re.compile(r'^[0-9a-f]{64}$')
+
+
+def check_pinned_recipe(recipe):
+    """The problems of a recipe that pins every wheel (name, python, platform, wheels), as sentences (empty when usable)."""
+    problems = []
+    name = recipe.get('name')
+    if not isinstance(name, str) or not re.match(r'^[a-z][a-z0-9-]*$', name) or name in ('latest', 'alternate', 'sglang'):
+        problems.append('name %r must be a lower-case word other than latest, alternate and sglang (the link under wheels/)'
+                        % (name,))
+    if not re.match(r'^3\.[0-9]+$', str(recipe.get('python', ''))):
+        problems.append('python %r must be the lab hosts\' 3.<minor>' % (recipe.get('python'),))
+    platforms = recipe.get('platforms')
+    if not isinstance(platforms, list) or not platforms or not all(
+            isinstance(item, str) and re.match(r'^[a-z0-9_]+$', item) for item in platforms):
+        problems.append('platforms %r must list platform tags such as manylinux_2_28_x86_64 (pip does not widen them: list'
+                        ' each manylinux tag the wheels carry)' % (platforms,))
+    wheels = recipe.get('wheels')
+    if not isinstance(wheels, list) or not wheels:
+        problems.append('wheels must list at least one {"requirement": "<name>==<version>", "sha256": "<64 hex>"}')
+        wheels = []
+    names = []
+    for item in wheels:
+        requirement = item.get('requirement', '') if isinstance(item, dict) else ''
+        digest = item.get('sha256', '') if isinstance(item, dict) else ''
+        if not isinstance(requirement, str) or not _PINNED.match(requirement):
+            problems.append('wheels: %r is not pinned as <name>==<version>' % (requirement or item,))
+        else:
+            names.append(normalize(requirement.split('==')[0]))
+        if not isinstance(digest, str) or not _SHA256.match(digest):
+            problems.append('wheels: %r needs the sha256 (64 lower-case hex digits) of its wheel' % (requirement or item,))
+    twice = sorted(set(item for item in names if names.count(item) > 1))
+    if twice:
+        problems.append('wheels: %s pinned more than once' % ', '.join(twice))
+    return problems
+
+
+def pinned_download_argv(recipe, requirements, dest, python=sys.executable):
+    """pip download of exactly the pinned wheels: no dependencies resolved, binaries only, every sha256 checked, for the
+    recipe's Python and platform (not the controller's)."""
+    version = recipe['python']
+    platforms = [word for tag in recipe['platforms'] + ['any'] for word in ('--platform', tag)]
+    return ([python, '-m', 'pip', 'download', '--no-deps', '--only-binary', ':all:', '--require-hashes',
+             '--python-version', version, '--implementation', 'cp', '--abi', 'cp' + version.replace('.', ''),
+             '--abi', 'abi3', '--abi', 'none'] + platforms
+            + ['--progress-bar', 'off', '--disable-pip-version-check', '--dest', dest, '-r', requirements])
+
+
+def download_pinned(recipe, directory):
+    """pip download the recipe's wheels into directory/wheels (the machine's pip configuration: its index); return it."""
+    requirements = os.path.join(directory, 'pinned.txt')
+    write_file(requirements, ''.join('%s --hash=sha256:%s\n' % (item['requirement'], item['sha256'])
+                                     for item in recipe['wheels']))
+    wheels = os.path.join(directory, 'wheels')
+    os.makedirs(wheels)
+    pip_stream(pinned_download_argv(recipe, requirements, wheels), lab_env())
+    return wheels
+
+
+def router_key(path=ROUTER_RECIPE):
+    return wheelhouse_key(path)
+
+
+def build_pinned(recipe_path=ROUTER_RECIPE, root=None, scratch=LAB, download=download_pinned):
+    """Build the wheelhouse of a recipe that pins every wheel unless it exists; point wheels/<name> at it.
+
+    The wheels are downloaded as pinned (sha256 checked by pip) and must be exactly the recipe's projects and versions.
+    Built in scratch, renamed into root when complete. Returns its directory.
+    """
+    recipe, _data = load_recipe(recipe_path)
+    problems = check_pinned_recipe(recipe)
+    if problems:
+        raise LabError('%s: %s' % (recipe_path, '; '.join(problems)))
+    root = root or wheels_root()
+    key = wheelhouse_key(recipe_path)
+    final = os.path.join(root, key)
+    first = recipe['wheels'][0]['requirement']
+    with step('wheelhouse %s: %s + %d pinned wheels -> %s' % (recipe['name'], first, len(recipe['wheels']) - 1, key)):
+        if os.path.exists(os.path.join(final, 'wheelhouse.json')):
+            point_link(root, recipe['name'], key)
+            say('    exists (recipe unchanged): wheels/%s -> %s' % (recipe['name'], key))
+            return final
+        os.makedirs(root, exist_ok=True)
+        work = tempfile.mkdtemp(prefix='wheelhouse-%s-' % key, dir=scratch)
+        start = time.time()
+        try:
+            house = download(recipe, work)
+            wheels = describe_wheels(house)
+            want = dict((normalize(item['requirement'].split('==')[0]), item) for item in recipe['wheels'])
+            got = dict((wheel['name'], wheel) for wheel in wheels)
+            wrong = sorted(name for name in set(want) | set(got) if name not in got or name not in want
+                           or got[name]['version'] != want[name]['requirement'].split('==')[1]
+                           or got[name]['sha256'] != want[name]['sha256'])
+            if wrong:
+                raise LabError('pip download gave other wheels than %s pins: %s' % (os.path.basename(recipe_path), ', '.join(wrong)))
+            total = finish_wheelhouse(
+                house, final, recipe['lock'], '# Lock of the llmfleet lab wheelhouse %s %s: %s and its dependencies, every wheel'
+                ' pinned with its sha256 (%s).' % (recipe['name'], key, first, os.path.basename(recipe_path)),
+                wheels, {'key': key, 'kind': recipe['name'], 'recipe': recipe}, start)
         finally:
             if os.path.exists(work):
                 shutil.rmtree(work, ignore_errors=True)

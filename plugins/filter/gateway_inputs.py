@@ -9,7 +9,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, show, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+    RuleSet, as_int, as_number, is_absolute_path, is_http_url, show, supported_system_rule)
 
 # What the inputs may hold.
 _ADDRESS_RE = re.compile(r'^[A-Za-z0-9._:-]+\Z')
@@ -40,6 +41,14 @@ _TIMES = ('gateway_keepalive_timeout', 'gateway_fail_timeout', 'gateway_connect_
 _COUNTS = ('gateway_keepalive', 'gateway_max_fails', 'gateway_next_upstream_tries', 'gateway_rate_limit_burst',
            'gateway_conn_limit_per_client')
 _PORTS = ('gateway_listen_port', 'gateway_tls_port')
+# The router's (cache_aware): a pip version pin, its loopback ports, and whole numbers of at least 1.
+_VERSION_RE = re.compile(r'^[0-9]+(\.[0-9]+)*((a|b|rc|\.post|\.dev)[0-9]+)*\Z')
+_ROUTER_PORTS = ('gateway_router_port', 'gateway_router_metrics_port')
+_ROUTER_COUNTS = ('gateway_router_health_check_interval', 'gateway_router_health_check_timeout',
+                  'gateway_router_health_failure_threshold', 'gateway_router_health_success_threshold', 'gateway_router_retries',
+                  'gateway_router_circuit_breaker_failures', 'gateway_router_circuit_breaker_timeout',
+                  'gateway_router_request_timeout', 'gateway_router_add_timeout')
+_SECONDS = {'ms': 0.001, 's': 1, 'm': 60, 'h': 3600, 'd': 86400, '': 1}
 
 
 def _well_formed(endpoint):
@@ -483,6 +492,114 @@ def _verify_path_proxied(values, ctx):
     if isinstance(path, str) and path.startswith('/') and not _VERIFY_PATH_RE.match(path):
         return ('gateway_verify_path %s is not a path the gateway proxies (/v1/... or /health, in URL characters'
                 ' without spaces, quotes or #): it would answer 404. Use /v1/models.' % show(path))
+    return None
+
+
+def _router(values):
+    return values['gateway_routing'] == 'cache_aware'
+
+
+@RULES.rule('gateway-router-wheelhouse')
+def _router_wheelhouse(values, ctx):
+    url = values['gateway_router_wheelhouse_url']
+    if _router(values) and not is_http_url(url):
+        return ('gateway_routing is cache_aware and gateway_router_wheelhouse_url is %s: give the http(s) URL of a wheelhouse'
+                ' that holds vllm-router %s and its dependencies (pip installs the router from it with --no-index).'
+                % (show(url), values['gateway_router_version']))
+    return None
+
+
+@RULES.rule('gateway-router-version')
+def _router_version(values, ctx):
+    version = values['gateway_router_version']
+    if not (isinstance(version, str) and _VERSION_RE.match(version)):
+        return ('gateway_router_version %s is not a version pip pins, such as "0.1.17" (pip installs vllm-router==<version>).'
+                % show(version))
+    return None
+
+
+@RULES.rule('gateway-router-paths')
+def _router_paths(values, ctx):
+    bad = ['%s %s' % (name, show(values[name])) for name in ('gateway_router_base_dir', 'gateway_router_python')
+           if not (is_absolute_path(values[name]) and values[name].strip('/') and not re.search(r'\s', values[name]))]
+    if bad:
+        return '%s: not an absolute path without whitespace (and not /).' % ', '.join(bad)
+    return None
+
+
+@RULES.rule('gateway-router-ports-range')
+def _router_ports_range(values, ctx):
+    bad = ['%s %s' % (name, show(values[name])) for name in _ROUTER_PORTS
+           if as_int(values[name]) is None or not 1 <= as_int(values[name]) <= 65535]
+    if bad:
+        return '%s: outside 1..65535.' % ', '.join(bad)
+    return None
+
+
+@RULES.rule('gateway-router-ports-clash')
+def _router_ports_clash(values, ctx):
+    if not _router(values):
+        return None
+    taken = {'gateway_listen_port': as_int(values['gateway_listen_port'])}
+    if _tls(values):
+        taken['gateway_tls_port'] = as_int(values['gateway_tls_port'])
+    taken['gateway_router_metrics_port'] = as_int(values['gateway_router_metrics_port'])
+    port = as_int(values['gateway_router_port'])
+    clashes = [name for name, other in sorted(taken.items()) if other and other == port]
+    if clashes:
+        return ('gateway_router_port %s is also %s: the router, its metrics and nginx each need a port of their own on'
+                ' loopback.' % (port, ', '.join(clashes)))
+    return None
+
+
+@RULES.rule('gateway-router-cache-threshold')
+def _router_cache_threshold(values, ctx):
+    number = as_number(values['gateway_router_cache_threshold'])
+    if number is None or not 0 <= number <= 1:
+        return ('gateway_router_cache_threshold %s is not a share of the prompt between 0 and 1 (vllm-router\'s default is'
+                ' 0.3).' % show(values['gateway_router_cache_threshold']))
+    return None
+
+
+@RULES.rule('gateway-router-balance')
+def _router_balance(values, ctx):
+    bad = []
+    absolute = as_int(values['gateway_router_balance_abs_threshold'])
+    if absolute is None or absolute < 0:
+        bad.append('gateway_router_balance_abs_threshold %s (a whole number, 0 or more)'
+                   % show(values['gateway_router_balance_abs_threshold']))
+    relative = as_number(values['gateway_router_balance_rel_threshold'])
+    if relative is None or relative < 1:
+        bad.append('gateway_router_balance_rel_threshold %s (a number, 1 or more: the busiest worker\'s load over the'
+                   ' idlest\'s)' % show(values['gateway_router_balance_rel_threshold']))
+    if bad:
+        return 'When the load wins over the cache: %s.' % '; '.join(bad)
+    return None
+
+
+@RULES.rule('gateway-router-counts')
+def _router_counts(values, ctx):
+    bad = ['%s %s' % (name, show(values[name])) for name in _ROUTER_COUNTS
+           if as_int(values[name]) is None or as_int(values[name]) < 1]
+    if bad:
+        return '%s: must be a whole number, 1 or more.' % ', '.join(bad)
+    return None
+
+
+def _seconds(value):
+    text = _text(value)
+    match = _TIME_RE.match(text) if text is not None else None
+    return int(text[:match.start(1)] if match.group(1) else text) * _SECONDS[match.group(1) or ''] if match else None
+
+
+@RULES.rule('gateway-router-request-timeout')
+def _router_request_timeout(values, ctx):
+    limit = as_int(values['gateway_router_request_timeout'])
+    read = _seconds(values['gateway_read_timeout'])
+    if _router(values) and limit is not None and limit >= 1 and read is not None and limit < read:
+        return ('gateway_router_request_timeout is %d s, shorter than gateway_read_timeout %s: the router would cut a'
+                ' generation nginx still waits for. Set it to %d or more.'
+                % (limit, show(values['gateway_read_timeout']), int(read + 0.999)))
     return None
 
 

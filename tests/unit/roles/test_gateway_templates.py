@@ -46,6 +46,7 @@ ENDPOINTS = [{'name': 'llmfleet-worker-0', 'address': '10.0.0.11', 'port': 8000}
              {'name': 'llmfleet-worker-1', 'address': '10.0.0.12', 'port': 8001}]
 BASE = {'gateway_endpoints': ENDPOINTS, 'gateway_api_keys': [CLIENT_KEY], 'gateway_rate_limit': '20r/s'}
 TLS = {'gateway_tls_certificate': '/etc/ssl/gw.pem', 'gateway_tls_key': '/etc/ssl/gw.key'}
+ROUTER = {'gateway_routing': 'cache_aware', 'gateway_router_wheelhouse_url': 'http://repo.lab:8080/wheels/router/'}
 
 # What an nginx word may not smuggle in.
 HOSTILE = ['\nreturn 200 "x";', ';', '{', '}', '%', '$x', '"', "'", ' space', '#c', ';\n}\nserver {\nlisten 81;']
@@ -57,13 +58,13 @@ SCALARS = ['gateway_zone_size', 'gateway_keepalive', 'gateway_keepalive_timeout'
            'gateway_listen_port', 'gateway_tls_port', 'gateway_rate_limit', 'gateway_rate_limit_burst',
            'gateway_rate_limit_zone_size', 'gateway_conn_limit_per_client', 'gateway_conn_limit_zone_size',
            'gateway_hash_header', 'gateway_worker_group', 'gateway_tls_certificate', 'gateway_tls_key',
-           'gateway_worker_connections']
+           'gateway_worker_connections', 'gateway_router_port']
 # Lists whose elements are written (gateway_extra_directives has its own cases below).
 LISTS = ['gateway_next_upstream', 'gateway_api_keys']
 # nginx reads a % in a path as a %: accepted, and written as that one word (see below).
 ACCEPTED = [('gateway_tls_certificate', '%'), ('gateway_tls_key', '%')]
 # Read by the templates but never written as text: compared, chosen from, or only counted.
-NOT_WRITTEN = ['gateway_balance', 'gateway_drained', 'gateway_endpoints', 'gateway_extra_directives']
+NOT_WRITTEN = ['gateway_routing', 'gateway_drained', 'gateway_endpoints', 'gateway_extra_directives']
 
 
 def _load(name):
@@ -251,6 +252,62 @@ def test_no_limits_and_no_keys_when_opened_on_purpose(templar_class, tmp_path):
     assert ('Authorization', 'Bearer ' + WORKER_KEY) in args(block, 'proxy_set_header')
 
 
+def _upstream(tree):
+    return [item['block'] for item in blocks(tree, 'upstream')][0]
+
+
+@pytest.mark.parametrize('routing, method', [
+    pytest.param('least_conn', [('least_conn', ())], id='least-conn'),
+    pytest.param('round_robin', [], id='round-robin'),
+    pytest.param('session_hash', [('hash', ('$llmfleet_gateway_hash_key', 'consistent'))], id='session-hash'),
+])
+def test_nginx_routing_methods(templar_class, tmp_path, routing, method):
+    changes = {'gateway_routing': routing, 'gateway_drained': ['10.0.0.12:8001']}
+    assert problems(changes) == []
+    tree = http(parse(render(templar_class, tmp_path, changes)))
+    upstream = _upstream(tree)
+    assert [(item['directive'], tuple(item['args'])) for item in upstream if item['directive'] in ('least_conn', 'hash')] == method
+    assert args(upstream, 'server') == [('10.0.0.11:8000', 'max_fails=1', 'fail_timeout=5s'),
+                                        ('10.0.0.12:8001', 'max_fails=1', 'fail_timeout=5s', 'down')]
+    maps = [item['args'][1] for item in blocks(tree, 'map')]
+    assert ('$llmfleet_gateway_hash_key' in maps) == (routing == 'session_hash')
+
+
+def test_cache_aware_points_nginx_at_the_router_alone(templar_class, tmp_path):
+    assert problems(ROUTER) == []
+    tree = http(parse(render(templar_class, tmp_path, ROUTER)))
+    upstream = _upstream(tree)
+    # The router on loopback, never taken out; no balancing method of nginx's, no worker.
+    assert args(upstream, 'server') == [('127.0.0.1:30000', 'max_fails=0')]
+    assert not blocks(upstream, 'least_conn') and not blocks(upstream, 'hash')
+    assert args(upstream, 'keepalive') == [('32',)]
+    found = locations(blocks(tree, 'server')[0])
+    proxied = dict((name, args(block, 'proxy_pass')) for name, block in found.items() if args(block, 'proxy_pass'))
+    # /health asks the router's readiness (503 without a healthy worker), /v1/ goes through as before.
+    assert proxied == {'/v1/': [('http://llmfleet_workers/v1/',)], '= /health': [('http://llmfleet_workers/readiness',)]}
+    # nginx keeps the keys, the limits and the worker key (the router passes Authorization on to the workers).
+    block = found['/v1/']
+    assert ('Authorization', 'Bearer ' + WORKER_KEY) in args(block, 'proxy_set_header')
+    assert args(block, 'limit_req') == [('zone=llmfleet_gateway', 'burst=40', 'nodelay')]
+    assert [item['args'] for item in blocks(block, 'if')] == [['$llmfleet_gateway_authorized', '=', '0']]
+
+
+def test_cache_aware_drain_leaves_nginx_as_it_is(templar_class, tmp_path):
+    """A drain changes the router's list, not nginx's configuration: no reload."""
+    texts = []
+    for index, drained in enumerate([[], ['10.0.0.12:8001']]):
+        directory = tmp_path / str(index)
+        directory.mkdir()
+        render(templar_class, directory, dict(ROUTER, gateway_drained=drained))
+        texts.append((directory / 'gateway.conf').read_text().replace(str(directory), ''))
+    assert texts[0] == texts[1]
+
+
+def test_cache_aware_router_port_in_the_upstream(templar_class, tmp_path):
+    tree = http(parse(render(templar_class, tmp_path, dict(ROUTER, gateway_router_port=31000))))
+    assert args(_upstream(tree), 'server') == [('127.0.0.1:31000', 'max_fails=0')]
+
+
 # --------------------------------------------------------------------------------------------------
 # Hostile values
 # --------------------------------------------------------------------------------------------------
@@ -374,7 +431,8 @@ def test_keys_with_every_allowed_character_stay_one_word(templar_class, tmp_path
 
 @pytest.mark.parametrize('changes', [
     pytest.param({}, id='plain'),
-    pytest.param(dict(TLS, gateway_balance='hash', gateway_extra_directives=['add_header X-A "a;b {c}";']), id='tls-hash-extra'),
+    pytest.param(dict(TLS, gateway_routing='session_hash', gateway_extra_directives=['add_header X-A "a;b {c}";']), id='tls-hash-extra'),
+    pytest.param(dict(ROUTER, gateway_drained=['10.0.0.12:8001']), id='cache-aware-drained'),
 ])
 def test_nginx_accepts_the_rendered_tree(templar_class, tmp_path, changes):
     binary = nginx_binary()

@@ -27,6 +27,8 @@ CTX = {'platform': PLATFORM, 'endpoints': ENDPOINTS, 'endpoints_source': 'gatewa
 # The upstream from the facts of gateway_worker_group (gateway_endpoints empty).
 FROM_FACTS = {'endpoints': ENDPOINTS, 'endpoints_source': FACTS_SOURCE, 'from_facts': True}
 TLS = {'gateway_tls_certificate': '/etc/ssl/gw.pem', 'gateway_tls_key': '/etc/ssl/gw.key'}
+# The router (cache_aware) with the wheelhouse it needs.
+ROUTER = {'gateway_routing': 'cache_aware', 'gateway_router_wheelhouse_url': 'http://repo.lab:8080/wheels/router/'}
 
 
 def stat(path, exists=True, isreg=True, uid=0, mode='0600', owner='root'):
@@ -249,6 +251,65 @@ CASES = [
     Case('verify-path-space', {'gateway_verify_path': '/v1/models x'}, 'gateway-verify-path-proxied'),
     Case('verify-path-health', {'gateway_verify_path': '/health'}, 'gateway-verify-path-proxied', absent=True),
     Case('verify-path-models', {'gateway_verify_path': '/v1/models?x=1'}, 'gateway-verify-path-proxied', absent=True),
+    Case('router-without-wheelhouse', {'gateway_routing': 'cache_aware'}, 'gateway-router-wheelhouse',
+         contains='gateway_routing is cache_aware and gateway_router_wheelhouse_url is ""'),
+    Case('router-wheelhouse-a-path', dict(ROUTER, gateway_router_wheelhouse_url='/srv/wheels'), 'gateway-router-wheelhouse',
+         contains='"/srv/wheels"'),
+    Case('router-with-wheelhouse', ROUTER, 'gateway-router-wheelhouse', absent=True),
+    Case('no-router-no-wheelhouse', {'gateway_routing': 'least_conn'}, 'gateway-router-wheelhouse', absent=True),
+
+    Case('router-version-range', {'gateway_router_version': '>=0.1'}, 'gateway-router-version', contains='">=0.1" is not a version'),
+    Case('router-version-with-marker', {'gateway_router_version': '0.1.17; python_version>"3"'}, 'gateway-router-version'),
+    Case('router-version-pinned', {'gateway_router_version': '0.2.0rc1'}, 'gateway-router-version', absent=True),
+
+    Case('router-base-dir-relative', {'gateway_router_base_dir': 'opt/router'}, 'gateway-router-paths',
+         contains='gateway_router_base_dir "opt/router": not an absolute path'),
+    Case('router-base-dir-root', {'gateway_router_base_dir': '/'}, 'gateway-router-paths', contains='gateway_router_base_dir "/"'),
+    Case('router-python-space', {'gateway_router_python': '/usr/bin/python 3'}, 'gateway-router-paths',
+         contains='gateway_router_python'),
+    Case('router-paths-fine', {'gateway_router_base_dir': '/srv/router/'}, 'gateway-router-paths', absent=True),
+
+    Case('router-port-zero', {'gateway_router_port': 0}, 'gateway-router-ports-range', contains='gateway_router_port 0: outside 1..65535'),
+    Case('router-metrics-port-text', {'gateway_router_metrics_port': 'metrics'}, 'gateway-router-ports-range',
+         contains='gateway_router_metrics_port "metrics"'),
+    Case('router-ports-fine', {'gateway_router_port': '31000'}, 'gateway-router-ports-range', absent=True),
+
+    Case('router-port-is-nginx-port', dict(ROUTER, gateway_router_port=80), 'gateway-router-ports-clash',
+         contains='gateway_router_port 80 is also gateway_listen_port'),
+    Case('router-port-is-metrics-port', dict(ROUTER, gateway_router_metrics_port=30000), 'gateway-router-ports-clash',
+         contains='is also gateway_router_metrics_port'),
+    Case('router-port-is-tls-port', dict(ROUTER, gateway_router_port=443, **TLS), 'gateway-router-ports-clash',
+         contains='gateway_tls_port'),
+    Case('router-port-443-without-tls', dict(ROUTER, gateway_router_port=443), 'gateway-router-ports-clash', absent=True),
+    Case('router-off-port-80', {'gateway_router_port': 80}, 'gateway-router-ports-clash', absent=True),
+
+    Case('router-cache-threshold-above-one', {'gateway_router_cache_threshold': 1.5}, 'gateway-router-cache-threshold',
+         contains='gateway_router_cache_threshold 1.5 is not a share'),
+    Case('router-cache-threshold-text', {'gateway_router_cache_threshold': 'high'}, 'gateway-router-cache-threshold'),
+    Case('router-cache-threshold-zero', {'gateway_router_cache_threshold': 0}, 'gateway-router-cache-threshold', absent=True),
+
+    Case('router-balance-relative-below-one', {'gateway_router_balance_rel_threshold': 0.5}, 'gateway-router-balance',
+         contains='gateway_router_balance_rel_threshold 0.5 (a number, 1 or more'),
+    Case('router-balance-absolute-negative', {'gateway_router_balance_abs_threshold': -1}, 'gateway-router-balance',
+         contains='gateway_router_balance_abs_threshold -1'),
+    Case('router-balance-fine', {'gateway_router_balance_abs_threshold': 0, 'gateway_router_balance_rel_threshold': '1'},
+         'gateway-router-balance', absent=True),
+
+    Case('router-counts-zero', {'gateway_router_health_check_interval': 0, 'gateway_router_retries': '0'}, 'gateway-router-counts',
+         contains='gateway_router_health_check_interval 0, gateway_router_retries "0": must be a whole number, 1 or more.'),
+    Case('router-counts-text', {'gateway_router_add_timeout': '5m'}, 'gateway-router-counts', contains='gateway_router_add_timeout "5m"'),
+    Case('router-counts-one', dict((name, 1) for name in ['gateway_router_retries', 'gateway_router_circuit_breaker_timeout']),
+         'gateway-router-counts', absent=True),
+
+    Case('router-timeout-shorter-than-nginx', dict(ROUTER, gateway_router_request_timeout=1800), 'gateway-router-request-timeout',
+         contains=['gateway_router_request_timeout is 1800 s, shorter than gateway_read_timeout "3600s"', 'Set it to 3600 or more.']),
+    Case('router-timeout-shorter-than-hours', dict(ROUTER, gateway_read_timeout='2h'), 'gateway-router-request-timeout',
+         contains='Set it to 7200'),
+    Case('router-timeout-as-long', dict(ROUTER, gateway_read_timeout='60m'), 'gateway-router-request-timeout', absent=True),
+    Case('router-timeout-nginx-in-ms', dict(ROUTER, gateway_read_timeout='1500ms', gateway_router_request_timeout=1),
+         'gateway-router-request-timeout', contains='Set it to 2 or more'),
+    Case('router-off-timeout-short', {'gateway_router_request_timeout': 10}, 'gateway-router-request-timeout', absent=True),
+
     Case('verify-path-relative-said-elsewhere', {'gateway_verify_path': 'v1/models'}, 'gateway-verify-path-proxied', absent=True),
 ]
 
@@ -273,6 +334,10 @@ def test_the_bare_defaults_are_closed():
     values = apply(role_defaults('gateway'), {'gateway_endpoints': ENDPOINTS})
     found = RULES.check(values, dict(CTX))
     assert [rule_id for rule_id, _message in found] == ['gateway-open-without-keys']
+
+
+def test_router_with_its_wheelhouse_has_no_problem():
+    assert gateway_input_problems(apply(VALUES, ROUTER), PLATFORM, endpoints=ENDPOINTS, groups=GROUPS, worker_key=WORKER_KEY) == []
 
 
 def test_tls_with_files_in_order_has_no_problem():
