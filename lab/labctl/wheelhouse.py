@@ -348,11 +348,15 @@ def link_or_copy(source, dest):
         return 'copy'
 
 
+def write_hashed_requirements(path, items):
+    """A requirements file of pinned items ({requirement, sha256}), each with its hash (pip --require-hashes)."""
+    write_file(path, ''.join('%s --hash=sha256:%s\n' % (item['requirement'], item['sha256']) for item in items))
+    return path
+
+
 def download_added(recipe, directory):
     """pip download the recipe's pinned wheels (no dependencies, wheels only, sha256 checked) into directory."""
-    requirements = os.path.join(directory, 'added.txt')
-    write_file(requirements, ''.join('%s --hash=sha256:%s\n' % (item['requirement'], item['sha256'])
-                                     for item in recipe['add']))
+    requirements = write_hashed_requirements(os.path.join(directory, 'added.txt'), recipe['add'])
     wheels = os.path.join(directory, 'added')
     os.makedirs(wheels)
     # The machine's pip configuration applies (its index), as for the first wheelhouse.
@@ -559,9 +563,7 @@ def pinned_download_argv(recipe, requirements, dest, python=sys.executable):
 
 def download_pinned(recipe, directory):
     """pip download the recipe's wheels into directory/wheels (the machine's pip configuration: its index); return it."""
-    requirements = os.path.join(directory, 'pinned.txt')
-    write_file(requirements, ''.join('%s --hash=sha256:%s\n' % (item['requirement'], item['sha256'])
-                                     for item in recipe['wheels']))
+    requirements = write_hashed_requirements(os.path.join(directory, 'pinned.txt'), recipe['wheels'])
     wheels = os.path.join(directory, 'wheels')
     os.makedirs(wheels)
     pip_stream(pinned_download_argv(recipe, requirements, wheels), lab_env())
