@@ -46,7 +46,10 @@ def percentile(values, share):
     position = (len(ordered) - 1) * share / 100.0
     low = int(position)
     high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    fraction = position - low
+    if not fraction or ordered[high] == ordered[low]:
+        return ordered[low]  # also keeps inf (a spread with an idle worker) from turning into nan
+    return ordered[low] + (ordered[high] - ordered[low]) * fraction
 
 
 def median(values):

@@ -333,6 +333,9 @@ def role_templar(overrides):
     from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
     if AnsibleCollectionConfig.collection_finder is None:
         # The collection's filters by their FQCN (vars/main.yml uses them), from .collections as in the unit tests.
+        # Modules imported before as plain packages (a test run) are set aside first, or the plugin loader finds none.
+        for name in [name for name in sys.modules if name == 'ansible_collections' or name.startswith('ansible_collections.')]:
+            del sys.modules[name]
         _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
     variables = {'ansible_managed': 'Ansible managed', 'groups': {}, 'hostvars': {}}
     for name in ('defaults/main.yml', 'vars/main.yml'):

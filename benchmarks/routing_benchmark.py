@@ -49,6 +49,10 @@ try:
 except ImportError:  # on the client: benchmarks/routing.yml copies it beside this script
     import engine_metrics
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The gateway benchmark's statistics and key handling (benchmarks/routing.yml copies it beside this script too).
+from gateway_overhead import arm_environment, percentile, read_key  # noqa: E402  pylint: disable=wrong-import-position
+
 POLICIES = ('least_conn', 'round_robin', 'session_hash', 'cache_aware')
 CASES = ('shared', 'single')
 # Repetitions below this leave the verdict inconclusive (the issue asks for at least 6).
@@ -61,20 +65,6 @@ _LABEL_RE = re.compile(r'(?P<name>[a-zA-Z_][a-zA-Z0-9_]*)="(?P<value>(?:[^"\\]|\
 
 class CounterReset(ValueError):
     """A worker's counter went down during a run: the worker restarted, and the run's deltas mean nothing."""
-
-
-def percentile(values, share):
-    """Linear-interpolated percentile (share in 0..100) of a non-empty list."""
-    ordered = sorted(values)
-    if not ordered:
-        raise ValueError('no values')
-    position = (len(ordered) - 1) * share / 100.0
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    fraction = position - low
-    if not fraction or ordered[high] == ordered[low]:
-        return ordered[low]  # also keeps inf (a spread with an idle worker) from turning into nan
-    return ordered[low] + (ordered[high] - ordered[low]) * fraction
 
 
 def median(values):
@@ -322,25 +312,9 @@ def table(summary, verdict):
     return '\n'.join(lines)
 
 
-def read_key(path):
-    """The first line of a key file (None for no file)."""
-    if not path:
-        return None
-    with open(path) as handle:
-        lines = handle.read().splitlines()
-    key = lines[0].strip() if lines else ''
-    if not key:
-        raise RuntimeError('the key file %s is empty' % path)
-    return key
-
-
 def bench_environment(base, key, ca_file=None):
     """The environment of `vllm bench serve`: base without any key of its own, plus the gateway's key and CA."""
-    env = dict((name, value) for name, value in base.items() if name not in ('OPENAI_API_KEY', 'SSL_CERT_FILE'))
-    if key:
-        env['OPENAI_API_KEY'] = key
-    if ca_file:
-        env['SSL_CERT_FILE'] = ca_file
+    env = arm_environment(base, key, ca_file)
     env['PYTHONUNBUFFERED'] = '1'
     return env
 
