@@ -459,6 +459,22 @@ def sglang_key(path=SGLANG_RECIPE):
     return wheelhouse_key(path)
 
 
+def reuse_named(root, name, key):
+    """A named wheelhouse whose key exists already: point wheels/<name> at it and say so; False when it must be built."""
+    if not os.path.exists(os.path.join(root, key, 'wheelhouse.json')):
+        return False
+    point_link(root, name, key)
+    say('    exists (recipe unchanged): wheels/%s -> %s' % (name, key))
+    return True
+
+
+def publish_named(root, recipe, key, message):
+    """A named wheelhouse just built: point wheels/<name> at it, keep the recipe's newest, say what was built."""
+    point_link(root, recipe['name'], key)
+    prune_wheelhouses(root, recipe.get('keep', 2))
+    say(message)
+
+
 def build_engine(recipe_path=SGLANG_RECIPE, root=None, scratch=LAB, wheel=pip_wheel, python=None):
     """Build the wheelhouse of a recipe with no_deps and requirements unless it exists; point wheels/<name> at it.
 
@@ -474,9 +490,7 @@ def build_engine(recipe_path=SGLANG_RECIPE, root=None, scratch=LAB, wheel=pip_wh
     final = os.path.join(root, key)
     with step('wheelhouse %s: %s (no dependencies) + %d requirements -> %s' % (
             recipe['name'], ' '.join(recipe['no_deps']), len(recipe['requirements']), key)):
-        if os.path.exists(os.path.join(final, 'wheelhouse.json')):
-            point_link(root, recipe['name'], key)
-            say('    exists (recipe unchanged): wheels/%s -> %s' % (recipe['name'], key))
+        if reuse_named(root, recipe['name'], key):
             return final
         version = python or sys.version_info[:2]
         if tuple(version) != tuple(int(part) for part in recipe['python'].split('.')):
@@ -504,9 +518,8 @@ def build_engine(recipe_path=SGLANG_RECIPE, root=None, scratch=LAB, wheel=pip_wh
         finally:
             if os.path.exists(work):
                 shutil.rmtree(work, ignore_errors=True)
-        point_link(root, recipe['name'], key)
-        prune_wheelhouses(root, recipe.get('keep', 2))
-        say('    %d wheels, %s, in %.0f s -> %s (%s)' % (len(wheels), human(total), time.time() - start, final, recipe['name']))
+        publish_named(root, recipe, key, '    %d wheels, %s, in %.0f s -> %s (%s)' % (
+            len(wheels), human(total), time.time() - start, final, recipe['name']))
         return final
 
 
@@ -589,9 +602,7 @@ def build_pinned(recipe_path=ROUTER_RECIPE, root=None, scratch=LAB, download=dow
     final = os.path.join(root, key)
     first = recipe['wheels'][0]['requirement']
     with step('wheelhouse %s: %s + %d pinned wheels -> %s' % (recipe['name'], first, len(recipe['wheels']) - 1, key)):
-        if os.path.exists(os.path.join(final, 'wheelhouse.json')):
-            point_link(root, recipe['name'], key)
-            say('    exists (recipe unchanged): wheels/%s -> %s' % (recipe['name'], key))
+        if reuse_named(root, recipe['name'], key):
             return final
         os.makedirs(root, exist_ok=True)
         work = tempfile.mkdtemp(prefix='wheelhouse-%s-' % key, dir=scratch)
@@ -613,7 +624,6 @@ def build_pinned(recipe_path=ROUTER_RECIPE, root=None, scratch=LAB, download=dow
         finally:
             if os.path.exists(work):
                 shutil.rmtree(work, ignore_errors=True)
-        point_link(root, recipe['name'], key)
-        prune_wheelhouses(root, recipe.get('keep', 2))
-        say('    %d wheels, %s, in %.0f s -> %s (%s)' % (len(wheels), human(total), time.time() - start, final, recipe['name']))
+        publish_named(root, recipe, key, '    %d wheels, %s, in %.0f s -> %s (%s)' % (
+            len(wheels), human(total), time.time() - start, final, recipe['name']))
         return final
