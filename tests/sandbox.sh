@@ -65,13 +65,20 @@ check_validation() {
   return "${PIPESTATUS[0]}"
 }
 
+# One engine over the two GPU nodes (workers_multinode_group), then each node on its own again.
+check_multinode() {
+  bash tests/sandbox/multinode.sh 2>&1 | tee "$logs/multinode-steps.log"
+  return "${PIPESTATUS[0]}"
+}
+
 step "install the lab's packages" lab/bin/labctl deps &&
 step "start the lab hosts" lab/bin/labctl up &&
 step "run site.yml against inventories/sandbox" run_site &&
 step "ask the gateway: completion, stream, chat" ask_gateway &&
 step "check that the fleet is closed" check_closed &&
 step "check the monitoring: targets, metrics, an alert" check_monitoring &&
-step "validate the nodes: healthy pass, degraded fails" check_validation
+step "validate the nodes: healthy pass, degraded fails" check_validation &&
+step "one engine over both GPU nodes, then each alone" check_multinode
 
 echo
 echo "==> what happened"

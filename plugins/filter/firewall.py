@@ -45,7 +45,12 @@ NODE_DEFAULTS = {'workers_port_base': 8000, 'workers_mode': 'dp', 'workers_tp_si
                  # The exporters role's ports (roles/exporters/defaults/main.yml), scraped by the monitoring hosts.
                  'exporters_node_exporter_port': 9100, 'exporters_amdgpu_exporter_port': 5000,
                  'exporters_amdgpu_exporter_enabled': True, 'exporters_nginx_exporter_port': 9113,
-                 'exporters_gateway_log_port': 3903}
+                 'exporters_gateway_log_port': 3903,
+                 # One engine over a group's nodes (roles/workers/defaults/main.yml).
+                 'workers_multinode_group': None, 'workers_multinode_master_port': 29501}
+# Where a multi-node engine's members connect besides the master port: torch's gloo pairs, vLLM's message queues and
+# RCCL's bootstrap listen on ports the kernel picks, Linux's default net.ipv4.ip_local_port_range.
+DEFAULT_MULTINODE_PORTS = '32768-60999'
 
 
 def _int(value):
@@ -170,7 +175,8 @@ def worker_port_count(node_vars, explicit=None):
     else:
         expected = node_vars.get('rocm_expected_gpu_count')
         count = DEFAULT_GPU_COUNT if expected in (None, '') else _int(expected)
-    mode = node_value(node_vars, 'workers_mode')
+    # A rank of a multi-node engine runs one worker over the node's GPUs, as in tp mode.
+    mode = 'tp' if node_value(node_vars, 'workers_multinode_group') is not None else node_value(node_vars, 'workers_mode')
     tp_size = _int(node_value(node_vars, 'workers_tp_size'))
     if count is None or count < 1 or mode not in ('dp', 'tp', 'hybrid') or tp_size is None or tp_size < 1:
         return None
@@ -259,6 +265,29 @@ def is_comment(value):
     return isinstance(value, str) and COMMENT_RE.match(value) is not None
 
 
+def member_addresses(hostvars, host):
+    """Every IPv4 address of ``host`` but loopback (its gathered facts), else its private address: a member of a
+    multi-node engine talks from its fabric interface, which need not be the one of its default route."""
+    facts = host_vars(hostvars, host).get('ansible_facts') or {}
+    found = facts.get('all_ipv4_addresses') if isinstance(facts, Mapping) else None
+    addresses = [address for address in (parse_address(item) for item in found or [])
+                 if address is not None and not ipaddress.ip_address(address).is_loopback]
+    return addresses or [address_of(hostvars, host)[0]]
+
+
+def multinode_group(node_vars, groups, host, strict=True):
+    """The group whose engine ``host`` is a member of (workers_multinode_group), else None (also for a name that is
+    not a group's, unless ``strict``: then that raises)."""
+    group = node_value(node_vars, 'workers_multinode_group')
+    if group is None:
+        return None
+    if not is_group_name(group):
+        if not strict:
+            return None
+        raise AnsibleFilterError('workers_multinode_group %s of %s is not a group name' % (show(group), host))
+    return group if host in _members(groups, group) else None
+
+
 def needed_hosts(values, hostvars, groups, host):
     """The hosts whose private address this host's rules need: (host, why) pairs, in a stable order."""
     needed = []
@@ -269,6 +298,9 @@ def needed_hosts(values, hostvars, groups, host):
         needed.extend((peer, 'a gateway of the workers') for peer in _members(groups, gateway_group))
     monitoring_group = values.get('firewall_monitoring_group')
     needed.extend((peer, 'a monitoring host') for peer in _members(groups, monitoring_group))
+    group = multinode_group(host_vars(hostvars, host), groups, host, strict=False) if host in _members(groups, worker_group) else None
+    needed.extend((peer, 'a member of its engine (workers_multinode_group %s)' % group)
+                  for peer in _members(groups, group) if peer != host)
     for entry in values.get('firewall_allow') or []:
         from_groups = entry.get('from_groups') if isinstance(entry, Mapping) else None
         if isinstance(from_groups, (list, tuple)):
@@ -375,6 +407,17 @@ def firewall_rules(values, hostvars, groups, host):
         sources = [address_of(hostvars, name)[0] for name in [host] + _members(groups, gateway_group)]
         accept.extend(_rules(_networks(sources, 'private address'), 'tcp', [ports],
                              'worker API from %s and the node itself' % gateway_group))
+        group = multinode_group(me, groups, host)
+        peers = [name for name in _members(groups, group) if name != host]
+        if peers:
+            master = port_spec(node_value(me, 'workers_multinode_master_port'))
+            ephemeral = port_spec(values.get('firewall_multinode_ports') or DEFAULT_MULTINODE_PORTS)
+            if master is None or master[0] != master[1] or ephemeral is None:
+                raise AnsibleFilterError('the multi-node ports of %s are not valid ports (workers_multinode_master_port,'
+                                         ' firewall_multinode_ports)' % host)
+            sources = [address for name in peers for address in member_addresses(hostvars, name)]
+            accept.extend(_rules(_networks(sources, 'member address'), 'tcp', [master, ephemeral],
+                                 'multi-node engine from its other members'))
     if host in _members(groups, gateway_group):
         ports = gateway_ports(me)
         if ports is None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.filter.firewall import (
     ALLOW_KEYS, PROTOS, address_problems, admits, allow_ports, gateway_ports, host_vars, is_comment, is_group_name, node_value,
-    parse_cidr, ssh_connection, ssh_port, worker_port_count, worker_ports,
+    parse_cidr, port_spec, ssh_connection, ssh_port, worker_port_count, worker_ports,
 )
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, show, supported_system_rule
 
@@ -141,6 +141,25 @@ def _worker_ports(values, ctx):
     if worker_ports(node, explicit) is None:
         return ('workers_port_base %s of %s with %d worker port(s) is not within 1-65535.'
                 % (show(node_value(node, 'workers_port_base')), ctx.get('host'), worker_port_count(node, explicit)))
+    return None
+
+
+@RULES.rule('firewall-multinode-ports')
+def _multinode_ports(values, ctx):
+    ports = values.get('firewall_multinode_ports')
+    if port_spec(ports) is None:
+        return ('firewall_multinode_ports %s must be a port or a range "low-high" within 1-65535 (the default'
+                ' "32768-60999" is Linux\'s ephemeral range).' % show(ports))
+    if ctx.get('host') not in _members(ctx, values['firewall_worker_group']):
+        return None
+    node = _node(ctx)
+    group = node_value(node, 'workers_multinode_group')
+    if group is not None and not is_group_name(group):
+        return 'workers_multinode_group %s of %s is not a group name.' % (show(group), ctx.get('host'))
+    master = port_spec(node_value(node, 'workers_multinode_master_port'))
+    if group is not None and (master is None or master[0] != master[1]):
+        return ('workers_multinode_master_port %s of %s is not a port 1-65535.'
+                % (show(node_value(node, 'workers_multinode_master_port')), ctx.get('host')))
     return None
 
 

@@ -11,8 +11,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ipaddress
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan
 
 
 def cpu_list(cpus):
@@ -118,12 +120,14 @@ _HEALTH_PATHS = {'vllm': '/health', 'sglang': '/health_generate'}
 
 
 def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_pinning=True, numactl='/usr/bin/numactl',
-                    identity=None):
+                    identity=None, multinode=None):
     """Add to each planned worker its ``prefix`` (numactl or nothing) and ``argv`` (engine command and flags).
 
     ``flag_names`` maps host, port and tp to the engine's spelling of those flags. ``identity`` (what every
     worker of the node runs: model, model_path, engine, engine_version, venv) is copied into each endpoint, with
     ``health_url``, the engine's readiness endpoint (SGLang: /health_generate; vLLM and an unknown engine: /health).
+    ``multinode`` (the node's part in a multi-node engine, ``workers_multinode_plan``) adds its flags; a headless
+    member (not rank 0) listens nowhere and has no endpoint (None).
     """
     identity = dict((key, (identity or {}).get(key)) for key in _IDENTITY)
     workers = []
@@ -134,19 +138,35 @@ def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_
         flags[flag_names['port']] = worker['port']
         if len(worker['gpus']) > 1:
             flags[flag_names['tp']] = len(worker['gpus'])
+        headless = bool(multinode and multinode['flags'].get('headless'))
+        if multinode:
+            flags.update(multinode['flags'])
+        if headless:
+            del flags[flag_names['host']], flags[flag_names['port']]
         worker['flags'] = engine_flags(flags)
         worker['argv'] = list(command) + worker['flags']
         host = '[%s]' % bind_address if ':' in str(bind_address) else str(bind_address)
-        worker['endpoint'] = {'name': worker['name'], 'address': str(bind_address), 'port': worker['port'],
-                              'gpus': list(worker['gpus']), 'url': 'http://%s:%d' % (host, worker['port'])}
-        worker['endpoint'].update(identity)
-        worker['endpoint']['health_url'] = worker['endpoint']['url'] + _HEALTH_PATHS.get(identity['engine'], '/health')
+        worker['endpoint'] = None if headless else {
+            'name': worker['name'], 'address': str(bind_address), 'port': worker['port'], 'gpus': list(worker['gpus']),
+            'url': 'http://%s:%d' % (host, worker['port'])}
+        if worker['endpoint']:
+            worker['endpoint'].update(identity)
+            worker['endpoint']['health_url'] = worker['endpoint']['url'] + _HEALTH_PATHS.get(identity['engine'], '/health')
         worker['prefix'] = []
         if numa_pinning and worker['cpus']:
             nodes = ','.join(str(node) for node in worker['numa_nodes'])
             worker['prefix'] = [numactl, '--physcpubind=' + worker['cpus'], '--membind=' + nodes]
         workers.append(worker)
     return workers
+
+
+def workers_multinode_plan(members, host, tp_size=None, pp_size=None, master_port=29501):
+    """The node's part in the engine of its group (module_utils/multinode.py): problems, rank, flags, environment."""
+    if not isinstance(members, (list, tuple, Mapping)):
+        raise AnsibleFilterError('workers_multinode_plan expects the list of the group\'s members')
+    if isinstance(members, Mapping):
+        members = dict(members)
+    return multinode_plan(members, host, tp_size=tp_size, pp_size=pp_size, master_port=master_port)
 
 
 def is_private_address(address):
@@ -170,4 +190,5 @@ class FilterModule(object):
             'engine_flags': engine_flags,
             'cpu_list': cpu_list,
             'is_private_address': is_private_address,
+            'workers_multinode_plan': workers_multinode_plan,
         }

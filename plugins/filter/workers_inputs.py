@@ -288,6 +288,27 @@ def _ports_taken(values, ctx):
                                       show(values['workers_port_base'])))
 
 
+@RULES.rule('workers-multinode')
+def _multinode(values, ctx):
+    group = values.get('workers_multinode_group')
+    if group is None:
+        return None
+    if not isinstance(group, str) or not re.match(r'^[A-Za-z_][A-Za-z0-9_]*\Z', group):
+        return 'workers_multinode_group %s must be the name of an inventory group, or null.' % show(group)
+    if values['workers_engine'] != 'vllm':
+        return ('workers_multinode_group is set, but workers_engine is %s: one engine over several nodes is built for'
+                ' vLLM (its --nnodes launch); serve this engine on each node alone.' % show(values['workers_engine']))
+    port = as_int(values.get('workers_multinode_master_port'))
+    if port is None or not 1024 <= port <= 65535:
+        return ('workers_multinode_master_port %s must be a port 1024-65535 that no worker API uses.'
+                % show(values.get('workers_multinode_master_port')))
+    for name in ('workers_multinode_tensor_parallel_size', 'workers_multinode_pipeline_parallel_size'):
+        size = values.get(name)
+        if size is not None and (as_int(size) is None or as_int(size) < 1):
+            return '%s %s must be a whole number of 1 or more, or null.' % (name, show(size))
+    return None
+
+
 def workers_input_problems(values, platform, rocm=None, numa=None, tcp_listen=None, host='', api_key=_NO_KEY):
     """The workers role's variables and what preflight read on the node -> a list of messages (empty when fine).
 

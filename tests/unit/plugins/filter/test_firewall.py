@@ -154,6 +154,41 @@ def test_allow_from_group_and_cidrs():
                           rule('ip', ['192.0.2.10'], ['9100'], 'firewall_allow item 1', proto='udp')]
 
 
+def _multinode(**changes):
+    hostvars = hostvars_with('gpu-node-1', workers_multinode_group='gpu_nodes', **changes)
+    hostvars['gpu-node-2'] = dict(hostvars['gpu-node-2'], workers_multinode_group='gpu_nodes',
+                                  ansible_facts=dict(hostvars['gpu-node-2']['ansible_facts'],
+                                                     all_ipv4_addresses=['10.89.77.202', '10.1.0.12', '127.0.0.1']))
+    return hostvars
+
+
+def test_a_multinode_engine_opens_its_ports_to_the_other_members_only():
+    accept = firewall_rules(VALUES, _multinode(), GROUPS, 'gpu-node-1')['accept']
+    # Every address of the other member (its fabric one too), not loopback, not the gateway, not the node itself.
+    assert accept[1:] == [rule('ip', ['10.1.0.12', '10.89.77.202'], ['29501', '32768-60999'],
+                               'multi-node engine from its other members')]
+    # gpu-node-2 has no facts with every address here: its private address stands for it.
+    accept = firewall_rules(dict(VALUES, firewall_multinode_ports='40000-40100'), _multinode(), GROUPS, 'gpu-node-2')['accept']
+    assert accept[1:] == [rule('ip', ['10.89.77.201'], ['29501', '40000-40100'], 'multi-node engine from its other members')]
+
+
+def test_a_multinode_rank_opens_one_api_port():
+    hostvars = hostvars_with('gpu-node-1', workers_gpus=[], workers_multinode_group='gpu_nodes')
+    assert firewall_rules(VALUES, hostvars, GROUPS, 'gpu-node-1')['accept'][0]['ports'] == ['8000']
+    assert firewall_rules(VALUES, hostvars_with('gpu-node-1', workers_gpus=[]), GROUPS, 'gpu-node-1')['accept'][0]['ports'] == ['8000-8007']
+
+
+def test_no_multinode_group_no_rule():
+    assert firewall_rules(VALUES, HOSTVARS, GROUPS, 'gpu-node-1') == EXPECTED['gpu-node-1']
+
+
+def test_multinode_values_that_are_not_ports_raise():
+    with pytest.raises(AnsibleFilterError, match='multi-node ports of gpu-node-1'):
+        firewall_rules(VALUES, _multinode(workers_multinode_master_port='29501; accept'), GROUPS, 'gpu-node-1')
+    with pytest.raises(AnsibleFilterError, match='not a group name'):
+        firewall_rules(VALUES, hostvars_with('gpu-node-1', workers_multinode_group='a b'), GROUPS, 'gpu-node-1')
+
+
 def test_unknown_peer_raises_naming_host_and_variable():
     with pytest.raises(AnsibleFilterError, match='gateway-1.*llmfleet_private_address'):
         firewall_rules(VALUES, without_facts('gateway-1'), GROUPS, 'gpu-node-1')

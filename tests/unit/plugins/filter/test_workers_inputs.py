@@ -120,6 +120,18 @@ CASES = [
     Case('rdma-null', {'workers_rdma': None}, 'workers-rdma-type', absent=True),
     Case('rdma-on', {'workers_rdma': True}, 'workers-rdma-type', absent=True),
 
+    Case('multinode-group-not-a-name', {'workers_multinode_group': 'gpu nodes'}, 'workers-multinode',
+         contains='workers_multinode_group "gpu nodes"'),
+    Case('multinode-sglang', {'workers_multinode_group': 'pairs', 'workers_engine': 'sglang'}, 'workers-multinode',
+         contains='workers_engine is "sglang"'),
+    Case('multinode-privileged-port', {'workers_multinode_group': 'pairs', 'workers_multinode_master_port': 80, 'workers_engine': 'vllm'},
+         'workers-multinode', contains='workers_multinode_master_port 80'),
+    Case('multinode-size-zero', {'workers_multinode_group': 'pairs', 'workers_multinode_pipeline_parallel_size': 0, 'workers_engine': 'vllm'},
+         'workers-multinode', contains='workers_multinode_pipeline_parallel_size 0'),
+    Case('multinode-fine', {'workers_multinode_group': 'pairs', 'workers_multinode_tensor_parallel_size': '8', 'workers_engine': 'vllm'},
+         'workers-multinode', absent=True),
+    Case('multinode-off', {'workers_multinode_master_port': 'x'}, 'workers-multinode', absent=True),
+
     Case('restart-unknown', {'workers_restart': 'later'}, 'workers-restart', contains=['workers_restart "later"', 'auto']),
     Case('restart-rolling', {'workers_restart': 'rolling'}, 'workers-restart', absent=True),
     Case('restart-now', {'workers_restart': 'now'}, 'workers-restart', absent=True),

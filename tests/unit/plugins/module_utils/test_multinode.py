@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One engine over a group's nodes: each member's rank, flags and environment, and the refusals."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.filter.workers import worker_commands, workers_multinode_plan
+from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan
+
+ENV = '# NCCL/RCCL environment\nNCCL_SOCKET_IFNAME="=ens5"\nNCCL_IB_HCA="=mlx5_0,mlx5_1"\n'
+
+
+def _node(name, address, gpus=8, env=ENV, interface='ens5', **alike):
+    node = {'name': name, 'env_text': env, 'gpus': gpus, 'rocm_version': '7.1.1', 'venv': 'vllm-0.32.0-6a03233d5e8b',
+            'model': 'a18e57',
+            'interfaces': {'eno1': {'ipv4': {'address': '192.168.0.%s' % address.split('.')[-1]}},
+                           interface.replace('-', '_'): {'ipv4': {'address': address}}}}
+    node.update(alike)
+    return node
+
+
+MEMBERS = [_node('gpu-a', '10.1.0.11'), _node('gpu-b', '10.1.0.12')]
+
+
+def test_rank_zero_serves_and_the_others_run_headless():
+    head = multinode_plan(MEMBERS, 'gpu-a')
+    other = multinode_plan(MEMBERS, 'gpu-b')
+    assert head['problems'] == [] and other['problems'] == []
+    assert (head['rank'], other['rank']) == (0, 1)
+    assert head['head'] == other['head'] == 'gpu-a'
+    # The fabric interface's address, not the management one.
+    assert head['master_addr'] == other['master_addr'] == '10.1.0.11'
+    assert head['flags'] == {'tensor-parallel-size': 8, 'pipeline-parallel-size': 2, 'nnodes': 2, 'node-rank': 0,
+                             'master-addr': '10.1.0.11', 'master-port': 29501, 'distributed-executor-backend': 'mp',
+                             'headless': False}
+    assert other['flags']['node-rank'] == 1 and other['flags']['headless'] is True
+    assert other['env'] == {'VLLM_HOST_IP': '10.1.0.12', 'GLOO_SOCKET_IFNAME': 'ens5'}
+    assert [member['address'] for member in head['members']] == ['10.1.0.11', '10.1.0.12']
+
+
+def test_device_names_may_differ_between_members():
+    other = _node('gpu-b', '10.1.0.12', env='NCCL_SOCKET_IFNAME="=ens6"\nNCCL_IB_HCA="=bnxt_re0"\n', interface='ens6')
+    assert multinode_plan([MEMBERS[0], other], 'gpu-b')['problems'] == []
+
+
+def test_a_mapping_of_records_in_inventory_order():
+    plan = multinode_plan({'gpu-a': dict(MEMBERS[0]), 'gpu-b': dict(MEMBERS[1])}, 'gpu-b')
+    assert plan['problems'] == [] and plan['rank'] == 1 and plan['head'] == 'gpu-a'
+
+
+def test_sizes_and_port_from_the_inventory():
+    # As an extra var gives them: text.
+    plan = multinode_plan(MEMBERS, 'gpu-b', tp_size='16', pp_size=1, master_port='29600')
+    assert plan['problems'] == []
+    assert (plan['tp'], plan['pp'], plan['flags']['master-port']) == (16, 1, 29600)
+
+
+def test_an_interface_with_a_dash_is_found_under_its_fact_name():
+    members = [_node('gpu-a', '10.1.0.11', env='NCCL_SOCKET_IFNAME="=enp1s0-f0"\n', interface='enp1s0-f0'),
+               _node('gpu-b', '10.1.0.12', env='NCCL_SOCKET_IFNAME="=enp1s0-f0"\n', interface='enp1s0-f0')]
+    assert multinode_plan(members, 'gpu-a')['env']['GLOO_SOCKET_IFNAME'] == 'enp1s0-f0'
+
+
+@pytest.mark.parametrize('members, host, kwargs, expected', [
+    (MEMBERS, 'gpu-c', {}, 'gpu-c is not a member'),
+    (MEMBERS[:1], 'gpu-a', {}, 'has one member'),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env=None)], 'gpu-a', {}, 'gpu-b has no /etc/llmfleet/rccl.env'),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env='NCCL_SOCKET_IFNAME="^lo,docker"\n')], 'gpu-a', {},
+     'gpu-b: its rccl.env names no interface'),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env='NCCL_SOCKET_IFNAME=ens5\n')], 'gpu-a', {}, 'is not NAME="value"'),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env='NCCL_SOCKET_IFNAME="=ens6"\n')], 'gpu-a', {},
+     'gpu-b: its fabric interface ens6 has no IPv4 address'),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', gpus=2)], 'gpu-a', {}, 'different numbers of GPUs (gpu-a 8, gpu-b 2)'),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', rocm_version='7.0.2')], 'gpu-a', {},
+     'different ROCm releases (gpu-a 7.1.1, gpu-b 7.0.2): install one release'),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', venv='vllm-0.32.0-0123456789ab')], 'gpu-a', {},
+     'different engine venvs (gpu-a vllm-0.32.0-6a03233d5e8b, gpu-b vllm-0.32.0-0123456789ab)'),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', model='')], 'gpu-a', {}, "different models (the engine role's marker) (gpu-a a18e57, gpu-b unknown)"),
+    ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env=ENV + 'NCCL_IB_GID_INDEX="3"\n')], 'gpu-a', {},
+     'different RCCL settings (/etc/llmfleet/rccl.env) (gpu-a {}, gpu-b {NCCL_IB_GID_INDEX=3})'),
+    (MEMBERS, 'gpu-a', {'tp_size': 8, 'pp_size': 1}, 'is 8 ranks, but the 2 members serve 8 GPUs each (16)'),
+    ({'gpu-a': MEMBERS[0], 'gpu-b': None}, 'gpu-a', {}, 'gpu-b is a member of the group but not in this run'),
+    (MEMBERS, 'gpu-a', {'tp_size': 0}, 'workers_multinode_tensor_parallel_size 0 must be'),
+    (MEMBERS, 'gpu-a', {'pp_size': 'two'}, "workers_multinode_pipeline_parallel_size 'two' must be"),
+    (MEMBERS, 'gpu-a', {'pp_size': True}, 'workers_multinode_pipeline_parallel_size True must be'),
+])
+def test_refusals_name_the_member_and_the_fix(members, host, kwargs, expected):
+    problems = multinode_plan(members, host, **kwargs)['problems']
+    assert any(expected in problem for problem in problems), problems
+
+
+def test_the_filter_refuses_what_is_not_a_list():
+    with pytest.raises(AnsibleFilterError, match='list of the group'):
+        workers_multinode_plan('gpu-a', 'gpu-a')
+
+
+PLAN = [{'name': 'llmfleet-worker-0', 'index': 0, 'port': 8000, 'gpus': list(range(8)), 'numa_nodes': [], 'cpus': ''}]
+NAMES = {'host': 'host', 'port': 'port', 'tp': 'tensor-parallel-size'}
+
+
+def test_a_headless_member_listens_nowhere_and_has_no_endpoint():
+    part = multinode_plan(MEMBERS, 'gpu-b')
+    worker = worker_commands(PLAN, ['vllm', 'serve', '/m'], NAMES, {'served-model-name': 'm'}, '10.0.0.12',
+                             identity={'engine': 'vllm'}, multinode=part)[0]
+    assert worker['endpoint'] is None
+    assert '--host' not in worker['argv'] and '--port' not in worker['argv']
+    assert worker['argv'][3:] == ['--distributed-executor-backend', 'mp', '--headless', '--master-addr', '10.1.0.11',
+                                  '--master-port', '29501', '--nnodes', '2', '--node-rank', '1',
+                                  '--pipeline-parallel-size', '2', '--served-model-name', 'm',
+                                  '--tensor-parallel-size', '8']
+
+
+def test_rank_zero_keeps_its_api_and_endpoint():
+    part = multinode_plan(MEMBERS, 'gpu-a', tp_size=16, pp_size=1)
+    worker = worker_commands(PLAN, ['vllm', 'serve', '/m'], NAMES, {}, '10.0.0.11', identity={'engine': 'vllm'},
+                             multinode=part)[0]
+    assert worker['endpoint']['url'] == 'http://10.0.0.11:8000'
+    assert worker['argv'][worker['argv'].index('--tensor-parallel-size') + 1] == '16'
+    assert '--headless' not in worker['argv'] and '--host' in worker['argv']
