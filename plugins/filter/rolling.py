@@ -41,6 +41,24 @@ def worker_roll(nodes, limit, only_pending=True):
     return [fleet[start:start + size] for start in range(0, len(fleet), size)]
 
 
+def roll_restarts(batch):
+    """A batch of the roll -> the unit steps that restart it, in order: ``[{node, name, state}]``.
+
+    A worker alone is restarted. The API rank of an engine over several nodes (its endpoint lists the other ranks in
+    ``ranks``) is stopped first, the other ranks are restarted, and it is started last: the engine stops as one and its
+    ranks meet again under the new first rank, with no rank restarted under a running engine."""
+    steps = []
+    for endpoint in batch or []:
+        ranks = endpoint.get('ranks') or []
+        if not ranks:
+            steps.append({'node': endpoint['node'], 'name': endpoint['name'], 'state': 'restarted'})
+            continue
+        steps.append({'node': endpoint['node'], 'name': endpoint['name'], 'state': 'stopped'})
+        steps.extend({'node': rank['node'], 'name': rank['name'], 'state': 'restarted'} for rank in ranks)
+        steps.append({'node': endpoint['node'], 'name': endpoint['name'], 'state': 'started'})
+    return steps
+
+
 # systemctl is-active states of a worker that serves, or is about to: its change waits for the roll.
 _SERVING = ('active', 'reloading')
 
@@ -77,4 +95,4 @@ class FilterModule(object):
     """llmfleet.rocm rolling filters."""
 
     def filters(self):
-        return {'worker_roll': worker_roll, 'worker_restarts': worker_restarts}
+        return {'worker_roll': worker_roll, 'worker_restarts': worker_restarts, 'roll_restarts': roll_restarts}

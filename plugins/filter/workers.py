@@ -152,6 +152,10 @@ def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_
         if worker['endpoint']:
             worker['endpoint'].update(identity)
             worker['endpoint']['health_url'] = worker['endpoint']['url'] + _HEALTH_PATHS.get(identity['engine'], '/health')
+            if multinode:
+                # The other ranks of the engine, restarted with this one by a roll (llmfleet.rocm.roll_restarts).
+                worker['endpoint']['ranks'] = [{'node': member['name'], 'name': worker['name']}
+                                               for member in multinode['members'][1:]]
         worker['prefix'] = []
         if numa_pinning and worker['cpus']:
             nodes = ','.join(str(node) for node in worker['numa_nodes'])

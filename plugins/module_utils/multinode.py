@@ -19,7 +19,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_fabric import parse_env_file
+from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_fabric import fabric_address
 
 DEFAULT_MASTER_PORT = 29501
 # What every member of one engine must have alike (RCCL hangs, or the ranks disagree, when one differs), with the fix.
@@ -31,34 +31,15 @@ _ALIKE = (('rocm', 'ROCm releases', 'install one release on all of them (rocm_ve
 _PER_NODE = ('NCCL_SOCKET_IFNAME', 'NCCL_IB_HCA')
 
 
-def _fabric_interface(env):
-    """The first interface NCCL_SOCKET_IFNAME names (``=eth0,eth1``: exact names; ``^lo``: an exclusion, no name)."""
-    value = (env.get('NCCL_SOCKET_IFNAME') or '').strip()
-    if value.startswith('^'):
-        return None
-    return value.lstrip('=').split(',')[0].strip() or None
-
-
 def _member(node):
     """One member's fabric address: ``({name, interface, address, gpus}, None)`` or ``(None, problem)``."""
     name = node['name']
     if node.get('absent'):
         return None, ('%s is a member of the group but not in this run (a --limit, or unreachable): the group\'s engine'
                       ' is planned and started with all its members.' % name)
-    text = node.get('env_text')
-    if text is None:
-        return None, '%s has no /etc/llmfleet/rccl.env: run the rdma role (site.yml --tags rdma) on it.' % name
-    try:
-        env = parse_env_file(text)
-    except ValueError as error:
-        return None, '%s: %s.' % (name, error)
-    interface = _fabric_interface(env)
-    if not interface:
-        return None, ('%s: its rccl.env names no interface in NCCL_SOCKET_IFNAME (rdma_socket_ifname): the members would'
-                      ' not know which address to meet on.' % name)
-    address = ((node.get('interfaces') or {}).get(interface.replace('-', '_')) or {}).get('ipv4') or {}
-    if not address.get('address'):
-        return None, '%s: its fabric interface %s has no IPv4 address.' % (name, interface)
+    env, interface, address, problem = fabric_address(name, node)
+    if problem:
+        return None, problem + '.'
     # RCCL's settings but the node's own device names (interfaces, HCAs), which may differ between nodes.
     rccl = dict((key, value) for key, value in env.items() if key not in _PER_NODE)
     return {'name': name, 'interface': interface, 'address': address['address'], 'gpus': node.get('gpus'),

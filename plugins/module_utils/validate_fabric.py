@@ -47,9 +47,33 @@ def parse_env_file(text):
 
 
 def _interface(env):
-    """The first interface of NCCL_SOCKET_IFNAME ("=eth0,eth1": exact names; a prefix list otherwise)."""
-    names = (env.get('NCCL_SOCKET_IFNAME') or '').lstrip('=^')
-    return names.split(',')[0].strip() or None
+    """The first interface NCCL_SOCKET_IFNAME names ("=eth0,eth1": exact names; "eth": a prefix); None for an
+    exclusion list ("^lo,docker"), which names no interface to meet on."""
+    value = (env.get('NCCL_SOCKET_IFNAME') or '').strip()
+    if value.startswith('^'):
+        return None
+    return value.lstrip('=').split(',')[0].strip() or None
+
+
+def fabric_address(name, node):
+    """A node's RCCL environment, its fabric interface and that interface's IPv4 facts, from ``node``'s ``env_text``
+    (its /etc/llmfleet/rccl.env, None when it has none) and ``interfaces`` (network facts by interface name, ``-``
+    written ``_``): ``(env, interface, ipv4, None)``, or ``(None, None, None, why not)``."""
+    text = node.get('env_text')
+    if text is None:
+        return None, None, None, '%s has no /etc/llmfleet/rccl.env: run the rdma role (site.yml --tags rdma) on it' % name
+    try:
+        env = parse_env_file(text)
+    except ValueError as error:
+        return None, None, None, '%s: %s' % (name, error)
+    interface = _interface(env)
+    if not interface:
+        return None, None, None, ('%s: its rccl.env names no interface in NCCL_SOCKET_IFNAME: set rdma_socket_ifname'
+                                  ' and run the rdma role on it' % name)
+    ipv4 = ((node.get('interfaces') or {}).get(interface.replace('-', '_')) or {}).get('ipv4') or {}
+    if not ipv4.get('address'):
+        return None, None, None, '%s: its fabric interface %s has no IPv4 address' % (name, interface)
+    return env, interface, ipv4, None
 
 
 def _line_rate_gbs(rdma):
@@ -63,23 +87,13 @@ def _line_rate_gbs(rdma):
 
 def _member(name, node, require_rdma):
     """One node's part: (member dict, why it cannot take part or None)."""
-    text = node.get('env_text')
-    if text is None:
-        return None, '%s has no /etc/llmfleet/rccl.env: run the rdma role (site.yml --tags rdma) on it' % name
-    try:
-        env = parse_env_file(text)
-    except ValueError as error:
-        return None, '%s: %s' % (name, error)
-    interface = _interface(env)
-    if not interface:
-        return None, '%s: its rccl.env sets no NCCL_SOCKET_IFNAME: run the rdma role on it' % name
+    env, interface, address, problem = fabric_address(name, node)
+    if problem:
+        return None, problem
     active = [device['name'] for device in (node.get('rdma') or {}).get('devices') or [] if device.get('active_ports')]
     if require_rdma and not active:
         return None, ('%s has no RDMA device with an active port: the all-reduce would run over sockets, not the fabric '
                       '(set validate_fabric_require_rdma: false to run it anyway)' % name)
-    address = ((node.get('interfaces') or {}).get(interface.replace('-', '_')) or {}).get('ipv4') or {}
-    if not address.get('address'):
-        return None, '%s: its fabric interface %s has no IPv4 address' % (name, interface)
     gpus = node.get('gpus')
     if not gpus:
         return None, '%s: the node validation found no Instinct GPU to run ranks on' % name

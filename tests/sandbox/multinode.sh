@@ -3,8 +3,9 @@
 # on its own again. The lab's CPU engines run tensor parallel 2 over the two nodes: vLLM 0.32's CPU model runner fails
 # every pipeline-parallel request (on one node as on two), so the default layout (pipeline parallel across nodes)
 # cannot run here. firewall.yml and serve.yml with the group set: the per-node workers are replaced by one rank each,
-# the checks of tests/sandbox/multinode.yml pass, a second run changes nothing; then both playbooks without it put the
-# per-node workers back (also when a step failed) and the gateway answers again.
+# the checks of tests/sandbox/multinode.yml pass, a second run changes nothing, rolling_restart.yml restarts the engine
+# as one (its gate: /health and a one-token completion); then both playbooks without it put the per-node workers back
+# (also when a step failed) and the gateway answers again.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -37,6 +38,12 @@ if converge "$logs/multinode.log" -e "$group"; then
     n=$(changed "$logs/multinode-again.log")
     echo "    changed: $n"
     [ "$n" = 0 ] || { echo "FAILED: the second run changed $n task(s) (log: $logs/multinode-again.log)"; failed=1; }
+  fi
+  if [ "$failed" = 0 ]; then
+    echo "--- the rolling restart takes the engine as one: its API rank stopped, the other rank restarted, the API rank started"
+    ansible-playbook -i inventories/sandbox playbooks/rolling_restart.yml -e "$group" > "$logs/multinode-roll.log" 2>&1 || {
+      echo "FAILED: rolling_restart.yml (log: $logs/multinode-roll.log)"; tail -n 30 "$logs/multinode-roll.log"; failed=1; }
+    grep -E '^changed: .*llmfleet-worker-engine-0: ' "$logs/multinode-roll.log" | sed 's/^.*item=/    /; s/)$//'
   fi
 else
   failed=1

@@ -6,7 +6,7 @@ __metaclass__ = type
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.rolling import worker_restarts, worker_roll
+from ansible_collections.llmfleet.rocm.plugins.filter.rolling import roll_restarts, worker_restarts, worker_roll
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import max_unavailable
 
 
@@ -151,3 +151,19 @@ def test_missing_states_count_as_not_running():
 def test_the_roll_carries_each_workers_mark():
     nodes = [node('a', 2, pending={'llmfleet-worker-1': '/m/1'})]
     assert [e['restart_mark'] for batch in worker_roll(nodes, 1, only_pending=False) for e in batch] == ['', '/m/1']
+
+
+def test_a_worker_alone_is_restarted():
+    batch = [{'node': 'gpu-node-1', 'name': 'llmfleet-worker-0', 'url': 'http://10.0.0.11:8000'},
+             {'node': 'gpu-node-2', 'name': 'llmfleet-worker-1', 'url': 'http://10.0.0.12:8001', 'ranks': []}]
+    assert roll_restarts(batch) == [{'node': 'gpu-node-1', 'name': 'llmfleet-worker-0', 'state': 'restarted'},
+                                    {'node': 'gpu-node-2', 'name': 'llmfleet-worker-1', 'state': 'restarted'}]
+
+
+def test_an_engine_over_nodes_stops_as_one_and_its_api_rank_starts_last():
+    batch = [{'node': 'gpu-a', 'name': 'llmfleet-worker-engine-0', 'url': 'http://10.0.0.11:8000',
+              'ranks': [{'node': 'gpu-b', 'name': 'llmfleet-worker-engine-0'},
+                        {'node': 'gpu-c', 'name': 'llmfleet-worker-engine-0'}]}]
+    assert [(step['node'], step['state']) for step in roll_restarts(batch)] == [
+        ('gpu-a', 'stopped'), ('gpu-b', 'restarted'), ('gpu-c', 'restarted'), ('gpu-a', 'started')]
+    assert roll_restarts([]) == []

@@ -72,7 +72,7 @@ def test_an_interface_with_a_dash_is_found_under_its_fact_name():
     (MEMBERS[:1], 'gpu-a', {}, 'has one member'),
     ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env=None)], 'gpu-a', {}, 'gpu-b has no /etc/llmfleet/rccl.env'),
     ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env='NCCL_SOCKET_IFNAME="^lo,docker"\n')], 'gpu-a', {},
-     'gpu-b: its rccl.env names no interface'),
+     'gpu-b: its rccl.env names no interface in NCCL_SOCKET_IFNAME'),
     ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env='NCCL_SOCKET_IFNAME=ens5\n')], 'gpu-a', {}, 'is not NAME="value"'),
     ([MEMBERS[0], _node('gpu-b', '10.1.0.12', env='NCCL_SOCKET_IFNAME="=ens6"\n')], 'gpu-a', {},
      'gpu-b: its fabric interface ens6 has no IPv4 address'),
@@ -121,5 +121,7 @@ def test_rank_zero_keeps_its_api_and_endpoint():
     worker = worker_commands(PLAN, ['vllm', 'serve', '/m'], NAMES, {}, '10.0.0.11', identity={'engine': 'vllm'},
                              multinode=part)[0]
     assert worker['endpoint']['url'] == 'http://10.0.0.11:8000'
+    # The roll restarts the other ranks with it.
+    assert worker['endpoint']['ranks'] == [{'node': 'gpu-b', 'name': 'llmfleet-worker-0'}]
     assert worker['argv'][worker['argv'].index('--tensor-parallel-size') + 1] == '16'
     assert '--headless' not in worker['argv'] and '--host' in worker['argv']

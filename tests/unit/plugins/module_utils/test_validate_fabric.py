@@ -77,7 +77,8 @@ def test_a_given_threshold_wins_and_an_unknown_rate_leaves_it_unset():
 
 @pytest.mark.parametrize('change, reason', [
     ({'env': None}, 'node-2 has no /etc/llmfleet/rccl.env'),
-    ({'env': 'HSA_NO_SCRATCH_RECLAIM="1"\n'}, 'node-2: its rccl.env sets no NCCL_SOCKET_IFNAME'),
+    ({'env': 'HSA_NO_SCRATCH_RECLAIM="1"\n'}, 'node-2: its rccl.env names no interface in NCCL_SOCKET_IFNAME'),
+    ({'env': 'NCCL_SOCKET_IFNAME="^lo,docker"\n'}, 'node-2: its rccl.env names no interface in NCCL_SOCKET_IFNAME'),
     ({'env': 'NCCL_SOCKET_IFNAME=ens5\n'}, 'node-2: line 1 of the RCCL environment is not NAME="value"'),
     ({'rdma': {'devices': []}}, 'node-2 has no RDMA device with an active port'),
     ({'interface': 'ens6'}, 'node-2: its fabric interface ens5 has no IPv4 address'),
