@@ -32,7 +32,7 @@ _PER_NODE = ('NCCL_SOCKET_IFNAME', 'NCCL_IB_HCA')
 
 
 def _member(node):
-    """One member's fabric address: ``({name, interface, address, gpus}, None)`` or ``(None, problem)``."""
+    """One member's part: ``({name, interface, address, gpus, rocm, venv, model, rccl}, None)`` or ``(None, problem)``."""
     name = node['name']
     if node.get('absent'):
         return None, ('%s is a member of the group but not in this run (a --limit, or unreachable): the group\'s engine'
