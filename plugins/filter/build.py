@@ -74,13 +74,15 @@ _COMPONENT_FIELDS = ('name', 'repo', 'ref', 'commit', 'subdir', 'steps', 'env', 
 _COMPONENT_DEFAULTS = {'subdir': [''], 'env': {}, 'install': False}
 
 
-def build_plan(components, common, commits):
+def build_plan(components, common, commits, extra_packages=None):
     """The build key and the stages of a build.
 
     ``components``: the components in build order, each with name, repo, ref, steps (argument lists) and
     optionally subdir (candidates, default the checkout's top), env and install (whether later stages need its
     wheels). ``common``: what every stage depends on (ROCm version, architecture list, Python version, system,
-    options). ``commits``: each component's ref resolved to a commit, in the same order.
+    options). ``commits``: each component's ref resolved to a commit, in the same order. ``extra_packages``:
+    requirement specifiers the wheelhouse holds besides the built wheels and their dependencies (such as Ray); they are
+    in the build key but in no stage's key, so a change builds no stage again.
 
     Each stage gets a key of its own inputs and of the stages before it (a changed vLLM ref rebuilds vLLM
     only; a changed PyTorch ref rebuilds everything after it). The build key covers all of them; the
@@ -107,7 +109,12 @@ def build_plan(components, common, commits):
         stage['key'] = _digest({'common': common, 'component': stage, 'after': previous})
         previous = stage['key']
         stages.append(stage)
+    extra_packages = list(extra_packages or [])
+    if not all(isinstance(item, str) and item.strip() for item in extra_packages):
+        raise AnsibleFilterError('build_plan: extra_packages must be a list of requirement specifiers')
     document = {'format': 1, 'common': common, 'stages': [dict(stage) for stage in stages]}
+    if extra_packages:
+        document['extra_packages'] = extra_packages
     return {'key': _digest(document), 'document': document, 'stages': stages}
 
 

@@ -145,6 +145,22 @@ def _counts(values, ctx):
             % ', '.join('%s is %s' % (name, show(values[name])) for name in bad))
 
 
+# A pinned requirement: a distribution name, optional extras, ==, a version (pip's own spelling, without spaces).
+_PINNED = re.compile(r'^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.+!_-]+\Z')
+
+
+@RULES.rule('engine_build-extra-packages')
+def _extra_packages(values, ctx):
+    packages = values.get('engine_build_extra_packages') or []
+    if not isinstance(packages, list):
+        return 'engine_build_extra_packages %s must be a list of name==version, such as ["ray==2.60.0"].' % show(packages)
+    loose = [item for item in packages if not (isinstance(item, str) and _PINNED.match(item))]
+    if not loose:
+        return None
+    return ('engine_build_extra_packages must pin each package as name==version (or name[extras]==version), so that'
+            ' one key means one wheelhouse: %s.' % ', '.join(show(item) for item in loose))
+
+
 @RULES.rule('engine_build-dir-absolute')
 def _dir(values, ctx):
     if is_absolute_path(values['engine_build_dir']):

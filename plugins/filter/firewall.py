@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import as_int, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import RAY_PEER_PORT_SPAN
 
 # Ansible's group names (letters, digits, underscores; not starting with a digit).
 GROUP_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
@@ -47,7 +48,8 @@ NODE_DEFAULTS = {'workers_port_base': 8000, 'workers_mode': 'dp', 'workers_tp_si
                  'exporters_amdgpu_exporter_enabled': True, 'exporters_nginx_exporter_port': 9113,
                  'exporters_gateway_log_port': 3903,
                  # One engine over a group's nodes (roles/workers/defaults/main.yml).
-                 'workers_multinode_group': None, 'workers_multinode_master_port': 29501}
+                 'workers_multinode_group': None, 'workers_multinode_master_port': 29501,
+                 'workers_multinode_backend': 'mp', 'workers_ray_port': 6379, 'workers_ray_worker_ports': '10002-19999'}
 # Where a multi-node engine's members connect besides the master port: torch's gloo pairs, vLLM's message queues and
 # RCCL's bootstrap listen on ports the kernel picks, Linux's default net.ipv4.ip_local_port_range.
 DEFAULT_MULTINODE_PORTS = '32768-60999'
@@ -288,6 +290,27 @@ def multinode_group(node_vars, groups, host, strict=True):
     return group if host in _members(groups, group) else None
 
 
+def multinode_ports(node_vars, values):
+    """The ports a member of a multi-node engine opens to the other members, as (low, high); None when one is invalid.
+
+    Always the ephemeral range (torch's gloo pairs, vLLM's message queues, RCCL's bootstrap); with vLLM's own launch the
+    master port, with Ray (workers_multinode_backend: ray) the GCS port and the three after it (node manager, object
+    manager, runtime-environment agent) and the Ray workers' range."""
+    ephemeral = port_spec(values.get('firewall_multinode_ports') or DEFAULT_MULTINODE_PORTS)
+    if node_value(node_vars, 'workers_multinode_backend') == 'ray':
+        gcs = port_spec(node_value(node_vars, 'workers_ray_port'))
+        workers = port_spec(node_value(node_vars, 'workers_ray_worker_ports'))
+        if gcs is None or gcs[0] != gcs[1] or gcs[0] + RAY_PEER_PORT_SPAN > 65535 or workers is None:
+            return None
+        own = [(gcs[0], gcs[0] + RAY_PEER_PORT_SPAN), workers]
+    else:
+        master = port_spec(node_value(node_vars, 'workers_multinode_master_port'))
+        if master is None or master[0] != master[1]:
+            return None
+        own = [master]
+    return None if ephemeral is None else own + [ephemeral]
+
+
 def needed_hosts(values, hostvars, groups, host):
     """The hosts whose private address this host's rules need: (host, why) pairs, in a stable order."""
     needed = []
@@ -410,13 +433,12 @@ def firewall_rules(values, hostvars, groups, host):
         group = multinode_group(me, groups, host)
         peers = [name for name in _members(groups, group) if name != host]
         if peers:
-            master = port_spec(node_value(me, 'workers_multinode_master_port'))
-            ephemeral = port_spec(values.get('firewall_multinode_ports') or DEFAULT_MULTINODE_PORTS)
-            if master is None or master[0] != master[1] or ephemeral is None:
+            specs = multinode_ports(me, values)
+            if specs is None:
                 raise AnsibleFilterError('the multi-node ports of %s are not valid ports (workers_multinode_master_port,'
-                                         ' firewall_multinode_ports)' % host)
+                                         ' workers_ray_port, workers_ray_worker_ports, firewall_multinode_ports)' % host)
             sources = [address for name in peers for address in member_addresses(hostvars, name)]
-            accept.extend(_rules(_networks(sources, 'member address'), 'tcp', [master, ephemeral],
+            accept.extend(_rules(_networks(sources, 'member address'), 'tcp', specs,
                                  'multi-node engine from its other members'))
     if host in _members(groups, gateway_group):
         ports = gateway_ports(me)

@@ -16,8 +16,8 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.filter.firewall import (
-    ALLOW_KEYS, PROTOS, address_problems, admits, allow_ports, gateway_ports, host_vars, is_comment, is_group_name, node_value,
-    parse_cidr, port_spec, ssh_connection, ssh_port, worker_port_count, worker_ports,
+    ALLOW_KEYS, PROTOS, address_problems, admits, allow_ports, gateway_ports, host_vars, is_comment, is_group_name,
+    multinode_ports, node_value, parse_cidr, port_spec, ssh_connection, ssh_port, worker_port_count, worker_ports,
 )
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, show, supported_system_rule
 
@@ -156,10 +156,12 @@ def _multinode_ports(values, ctx):
     group = node_value(node, 'workers_multinode_group')
     if group is not None and not is_group_name(group):
         return 'workers_multinode_group %s of %s is not a group name.' % (show(group), ctx.get('host'))
-    master = port_spec(node_value(node, 'workers_multinode_master_port'))
-    if group is not None and (master is None or master[0] != master[1]):
-        return ('workers_multinode_master_port %s of %s is not a port 1-65535.'
-                % (show(node_value(node, 'workers_multinode_master_port')), ctx.get('host')))
+    if group is not None and multinode_ports(node, values) is None:
+        names = (('workers_ray_port', 'workers_ray_worker_ports') if node_value(node, 'workers_multinode_backend') == 'ray'
+                 else ('workers_multinode_master_port',))
+        return ('%s of %s (%s) must be a port 1-65535%s.'
+                % (' and '.join(names), ctx.get('host'), ', '.join(show(node_value(node, name)) for name in names),
+                   ' and a range "low-high"' if len(names) > 1 else ''))
     return None
 
 

@@ -14,7 +14,7 @@ import ipaddress
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan
+from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan, ray_status
 
 
 def cpu_list(cpus):
@@ -120,14 +120,16 @@ _HEALTH_PATHS = {'vllm': '/health', 'sglang': '/health_generate'}
 
 
 def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_pinning=True, numactl='/usr/bin/numactl',
-                    identity=None, multinode=None):
+                    identity=None, multinode=None, ray_command=None, ray_name='llmfleet-worker-ray'):
     """Add to each planned worker its ``prefix`` (numactl or nothing) and ``argv`` (engine command and flags).
 
     ``flag_names`` maps host, port and tp to the engine's spelling of those flags. ``identity`` (what every
     worker of the node runs: model, model_path, engine, engine_version, venv) is copied into each endpoint, with
     ``health_url``, the engine's readiness endpoint (SGLang: /health_generate; vLLM and an unknown engine: /health).
     ``multinode`` (the node's part in a multi-node engine, ``workers_multinode_plan``) adds its flags; a headless
-    member (not rank 0) listens nowhere and has no endpoint (None).
+    member (not rank 0) listens nowhere and has no endpoint (None). With its Ray backend the node's first entry is its
+    Ray node (``ray_name``, ``ray_command`` + the plan's ``ray start`` arguments, no endpoint), and only rank 0 runs
+    the engine. Every entry has a ``kind``: ``engine`` or ``ray``.
     """
     identity = dict((key, (identity or {}).get(key)) for key in _IDENTITY)
     workers = []
@@ -160,17 +162,35 @@ def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_
         if numa_pinning and worker['cpus']:
             nodes = ','.join(str(node) for node in worker['numa_nodes'])
             worker['prefix'] = [numactl, '--physcpubind=' + worker['cpus'], '--membind=' + nodes]
+        worker['kind'] = 'engine'
+        ray = (multinode or {}).get('ray')
+        if ray:
+            # The node's Ray node, on the engine's GPUs and CPUs; the engine (rank 0 only) runs on the cluster.
+            workers.append(dict(worker, name=ray_name, kind='ray', port=None, endpoint=None, flags=list(ray['args']),
+                                argv=list(ray_command or ['ray']) + list(ray['args'])))
+            if headless:
+                continue
+            if worker['endpoint']:
+                # A roll restarts every Ray node of the cluster (the head's too) under the stopped engine.
+                worker['endpoint']['ranks'] = [{'node': member['name'], 'name': ray_name} for member in multinode['members']]
         workers.append(worker)
     return workers
 
 
-def workers_multinode_plan(members, host, tp_size=None, pp_size=None, master_port=29501):
+def workers_multinode_plan(members, host, tp_size=None, pp_size=None, master_port=29501, backend='mp', ray_port=6379,
+                           ray_worker_ports='10002-19999', ray_temp_dir='/tmp/ray'):
     """The node's part in the engine of its group (module_utils/multinode.py): problems, rank, flags, environment."""
     if not isinstance(members, (list, tuple, Mapping)):
         raise AnsibleFilterError('workers_multinode_plan expects the list of the group\'s members')
     if isinstance(members, Mapping):
         members = dict(members)
-    return multinode_plan(members, host, tp_size=tp_size, pp_size=pp_size, master_port=master_port)
+    return multinode_plan(members, host, tp_size=tp_size, pp_size=pp_size, master_port=master_port, backend=backend,
+                          ray_port=ray_port, ray_worker_ports=ray_worker_ports, ray_temp_dir=ray_temp_dir)
+
+
+def workers_ray_status(text):
+    """``ray status`` output -> ``{active, pending, failures}`` (module_utils/multinode.py)."""
+    return ray_status(text)
 
 
 def is_private_address(address):
@@ -195,4 +215,5 @@ class FilterModule(object):
             'cpu_list': cpu_list,
             'is_private_address': is_private_address,
             'workers_multinode_plan': workers_multinode_plan,
+            'workers_ray_status': workers_ray_status,
         }

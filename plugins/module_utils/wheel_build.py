@@ -334,15 +334,16 @@ class WheelBuild(object):
                 _link_or_copy(wheel, dest)
                 built.append(dest)
         pip = [os.path.join(self.venv, 'bin', 'python'), '-m', 'pip']
-        # Dependencies as wheels (sdists built once here, never on the nodes).
-        self.run(pip + ['wheel', '--wheel-dir', partial, '--find-links', partial] + built, log, stage='wheelhouse')
+        # Dependencies as wheels (sdists built once here, never on the nodes), with the packages the plan adds.
+        wanted = built + list(self.document.get('extra_packages') or [])
+        self.run(pip + ['wheel', '--wheel-dir', partial, '--find-links', partial] + wanted, log, stage='wheelhouse')
         # The lock is what the wheelhouse alone resolves to, as the nodes will install it (no other source).
         offline = self._venv_env({'PIP_NO_INDEX': '1'})
         for name in ('PIP_FIND_LINKS', 'PIP_INDEX_URL', 'PIP_EXTRA_INDEX_URL'):
             offline.pop(name, None)
         report_path = os.path.join(self.work, 'resolution.json')
         self.run(pip + ['install', '--dry-run', '--ignore-installed', '--no-index', '--find-links', partial,
-                        '--report', report_path, '--quiet'] + built, log, env=offline, stage='wheelhouse')
+                        '--report', report_path, '--quiet'] + wanted, log, env=offline, stage='wheelhouse')
         report = read_json(report_path) or {}
         locked = {}
         for item in report.get('install', []):

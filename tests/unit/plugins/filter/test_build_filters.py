@@ -115,6 +115,15 @@ def test_common_inputs_change_every_stage(change):
     assert all(old != new for old, new in zip(stage_keys(base), stage_keys(changed)))
 
 
+def test_extra_packages_change_the_key_and_no_stage():
+    base = plan()
+    extra = build_plan(COMPONENTS, COMMON, COMMITS, extra_packages=['ray==2.60.0'])
+    assert extra['key'] != base['key'] and stage_keys(extra) == stage_keys(base)
+    assert extra['document']['extra_packages'] == ['ray==2.60.0'] and 'extra_packages' not in base['document']
+    with pytest.raises(AnsibleFilterError, match='extra_packages must be a list'):
+        build_plan(COMPONENTS, COMMON, COMMITS, extra_packages=[''])
+
+
 def test_a_changed_recipe_step_changes_the_key():
     components = copy.deepcopy(COMPONENTS)
     components[2]['steps'].insert(0, ['python3', '-m', 'pip', 'install', '-r', 'requirements/rocm.txt'])

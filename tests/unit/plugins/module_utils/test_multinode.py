@@ -7,12 +7,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.workers import worker_commands, workers_multinode_plan
-from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan
+from ansible_collections.llmfleet.rocm.plugins.filter.workers import worker_commands, workers_multinode_plan, workers_ray_status
+from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan, ray_status
 
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'fixtures', 'ray_status')
 ENV = '# NCCL/RCCL environment\nNCCL_SOCKET_IFNAME="=ens5"\nNCCL_IB_HCA="=mlx5_0,mlx5_1"\n'
 
 
@@ -125,3 +128,101 @@ def test_rank_zero_keeps_its_api_and_endpoint():
     assert worker['endpoint']['ranks'] == [{'node': 'gpu-b', 'name': 'llmfleet-worker-0'}]
     assert worker['argv'][worker['argv'].index('--tensor-parallel-size') + 1] == '16'
     assert '--headless' not in worker['argv'] and '--host' in worker['argv']
+
+
+RAY_MEMBERS = [dict(member, ray=True) for member in MEMBERS]
+
+
+def test_ray_every_member_runs_a_ray_node_and_rank_zero_the_engine_on_it():
+    head = multinode_plan(RAY_MEMBERS, 'gpu-a', backend='ray', ray_temp_dir='/run/llmfleet-ray')
+    other = multinode_plan(RAY_MEMBERS, 'gpu-b', backend='ray', ray_temp_dir='/run/llmfleet-ray')
+    assert head['problems'] == [] and other['problems'] == []
+    # No --nnodes with Ray (vLLM 0.32 refuses the pair): the driver places every rank on the cluster.
+    assert head['flags'] == {'tensor-parallel-size': 8, 'pipeline-parallel-size': 2, 'distributed-executor-backend': 'ray',
+                             'headless': False}
+    assert head['ray']['head'] is True and other['ray']['head'] is False
+    assert head['ray']['address'] == other['ray']['address'] == '10.1.0.11:6379'
+    assert head['env'] == {'VLLM_HOST_IP': '10.1.0.11', 'GLOO_SOCKET_IFNAME': 'ens5', 'RAY_ADDRESS': '10.1.0.11:6379'}
+    common = ['--node-manager-port', '6380', '--object-manager-port', '6381', '--runtime-env-agent-port', '6382',
+              '--dashboard-agent-grpc-port', '6383', '--dashboard-agent-listen-port', '6384', '--metrics-export-port', '6385',
+              '--min-worker-port', '10002', '--max-worker-port', '19999']
+    assert head['ray']['args'] == ['start', '--block', '--disable-usage-stats', '--include-dashboard=false',
+                                   '--node-ip-address', '10.1.0.11', '--num-gpus', '8', '--temp-dir', '/run/llmfleet-ray',
+                                   '--head', '--port', '6379'] + common
+    assert other['ray']['args'][:10] == ['start', '--block', '--disable-usage-stats', '--include-dashboard=false',
+                                         '--node-ip-address', '10.1.0.12', '--num-gpus', '8', '--temp-dir', '/run/llmfleet-ray']
+    assert other['ray']['args'][10:] == ['--address', '10.1.0.11:6379'] + common
+
+
+def test_ray_ports_from_the_inventory():
+    plan = multinode_plan(RAY_MEMBERS, 'gpu-b', backend='ray', ray_port='7000', ray_worker_ports=' 20000-20999 ')
+    assert plan['problems'] == [] and plan['ray']['address'] == '10.1.0.11:7000'
+    args = plan['ray']['args']
+    assert args[args.index('--metrics-export-port') + 1] == '7006'
+    assert args[-4:] == ['--min-worker-port', '20000', '--max-worker-port', '20999']
+
+
+def test_mp_plans_no_ray_and_ignores_its_settings():
+    plan = multinode_plan(MEMBERS, 'gpu-a', ray_port='not a port')
+    assert plan['problems'] == [] and plan['ray'] is None and plan['backend'] == 'mp'
+
+
+@pytest.mark.parametrize('members, kwargs, expected', [
+    (MEMBERS, {'backend': 'ray'}, 'the engine venv of gpu-a, gpu-b has no Ray (bin/ray): build Ray'),
+    ([RAY_MEMBERS[0], MEMBERS[1]], {'backend': 'ray'}, 'the engine venv of gpu-b has no Ray'),
+    (RAY_MEMBERS, {'backend': 'slurm'}, "workers_multinode_backend 'slurm' must be one of mp, ray"),
+    (RAY_MEMBERS, {'backend': 'ray', 'ray_port': 80}, 'workers_ray_port 80 and workers_ray_worker_ports'),
+    (RAY_MEMBERS, {'backend': 'ray', 'ray_port': 65530}, 'must be a port 1024-65529'),
+    (RAY_MEMBERS, {'backend': 'ray', 'ray_worker_ports': '19999-10002'}, "workers_ray_worker_ports '19999-10002'"),
+    (RAY_MEMBERS, {'backend': 'ray', 'ray_worker_ports': '10002'}, "workers_ray_worker_ports '10002'"),
+    # The range may not hold Ray's own fixed ports (6379-6385).
+    (RAY_MEMBERS, {'backend': 'ray', 'ray_worker_ports': '6385-7000'}, 'leaves out workers_ray_port'),
+    (RAY_MEMBERS, {'backend': 'ray', 'ray_worker_ports': '5000-6379'}, 'leaves out workers_ray_port'),
+])
+def test_ray_refusals(members, kwargs, expected):
+    problems = multinode_plan(members, 'gpu-a', **kwargs)['problems']
+    assert any(expected in problem for problem in problems), problems
+
+
+@pytest.mark.parametrize('worker_ports', ['6386-7000', '5000-6378'])
+def test_ray_worker_ports_beside_its_own_are_fine(worker_ports):
+    assert multinode_plan(RAY_MEMBERS, 'gpu-a', backend='ray', ray_worker_ports=worker_ports)['problems'] == []
+
+
+def test_ray_head_runs_its_ray_node_then_the_engine_and_a_roll_restarts_every_ray_node():
+    part = multinode_plan(RAY_MEMBERS, 'gpu-a', backend='ray')
+    head = worker_commands(PLAN, ['vllm', 'serve', '/m'], NAMES, {}, '10.0.0.11', identity={'engine': 'vllm'},
+                           multinode=part, ray_command=['/opt/venv/bin/ray'], ray_name='llmfleet-worker-ray')
+    assert [(worker['name'], worker['kind']) for worker in head] == [('llmfleet-worker-ray', 'ray'),
+                                                                     ('llmfleet-worker-0', 'engine')]
+    ray, engine = head
+    assert ray['endpoint'] is None and ray['port'] is None and ray['gpus'] == list(range(8))
+    assert ray['argv'] == ['/opt/venv/bin/ray'] + part['ray']['args'] and ray['flags'] == part['ray']['args']
+    assert engine['argv'][3:] == ['--distributed-executor-backend', 'ray', '--host', '10.0.0.11',
+                                  '--pipeline-parallel-size', '2', '--port', '8000', '--tensor-parallel-size', '8']
+    assert engine['endpoint']['ranks'] == [{'node': 'gpu-a', 'name': 'llmfleet-worker-ray'},
+                                           {'node': 'gpu-b', 'name': 'llmfleet-worker-ray'}]
+
+
+def test_ray_other_members_run_only_their_ray_node():
+    part = multinode_plan(RAY_MEMBERS, 'gpu-b', backend='ray')
+    plan = worker_commands(PLAN, ['vllm', 'serve', '/m'], NAMES, {}, '10.0.0.12', identity={'engine': 'vllm'},
+                           multinode=part, ray_command=['/opt/venv/bin/ray'])
+    assert [(worker['name'], worker['kind'], worker['endpoint']) for worker in plan] == [('llmfleet-worker-ray', 'ray', None)]
+    assert '--address' in plan[0]['argv']
+
+
+def test_ray_status_counts_the_nodes_of_a_real_capture():
+    with open(os.path.join(FIXTURES, 'one-node-2.60.0.txt')) as handle:
+        status = ray_status(handle.read())
+    assert status == {'active': ['node_546897504f6ad78d44aeac6986da27da489eb5fada31aec24ac50be3'], 'pending': [],
+                      'failures': []}
+
+
+def test_ray_status_pending_nodes_and_failures():
+    text = ('Node status\n---\nActive:\n 1 node_aa11\n 1 node_bb22\nPending:\n 1 node_cc33\nRecent failures:\n'
+            ' node_dd44: raylet died\n\nResources\n---\nTotal Usage:\n 0.0/2.0 CPU\n')
+    assert ray_status(text) == {'active': ['node_aa11', 'node_bb22'], 'pending': ['node_cc33'],
+                                'failures': ['node_dd44: raylet died']}
+    assert ray_status('') == {'active': [], 'pending': [], 'failures': []}
+    assert workers_ray_status(None) == {'active': [], 'pending': [], 'failures': []}

@@ -96,7 +96,7 @@ class Sources(object):
     def head(self, name):
         return git(self.repo(name), 'rev-parse', 'HEAD')
 
-    def plan(self, common=None, engine_requires=()):
+    def plan(self, common=None, engine_requires=(), extra_packages=None):
         components = [
             {'name': 'torchlike', 'repo': self.repo('torchlike'), 'ref': 'main', 'install': True, 'env': {'STAGE_FLAG': 'torch'},
              'steps': [[sys.executable, 'make_wheel.py', 'torchlike', '1.0']]},
@@ -105,7 +105,8 @@ class Sources(object):
             {'name': 'enginelike', 'repo': self.repo('enginelike'), 'ref': 'main',
              'steps': [['python3', 'make_wheel.py', 'enginelike', '3.0', 'torchlike', 'tritonlike'] + list(engine_requires)]},
         ]
-        return build_plan(components, common or COMMON, [self.head(c['name']) for c in components])
+        return build_plan(components, common or COMMON, [self.head(c['name']) for c in components],
+                          extra_packages=extra_packages)
 
     def builds(self):
         if not os.path.exists(self.counts):
@@ -283,6 +284,27 @@ def test_dependencies_come_from_the_index_and_the_lock_from_the_wheelhouse_alone
     assert 'depwheel-0.5-py3-none-any.whl' in os.listdir(final)
     with open(os.path.join(final, 'requirements.lock')) as handle:
         assert 'depwheel==0.5 --hash=sha256:' in handle.read()
+
+
+def test_extra_packages_join_the_wheelhouse_and_its_lock_without_building_a_stage_again(sources):
+    index = os.path.join(sources.root, 'index')
+    os.makedirs(index)
+    with open(os.path.join(index, 'make_wheel.py'), 'w') as handle:
+        handle.write(WHEEL_MAKER)
+    subprocess.check_call([sys.executable, 'make_wheel.py', 'raylike', '2.6'], cwd=index,
+                          env=dict(os.environ, COUNTS=os.path.join(index, 'counts')))
+    builder(sources, sources.plan()).execute()
+    built = sources.builds()
+    plan = sources.plan(extra_packages=['raylike==2.6'])
+    build = builder(sources, plan)
+    build.pip_env['PIP_FIND_LINKS'] = os.path.join(index, 'dist')
+    build.execute()
+    # Every stage reused: only the wheelhouse was assembled again, under a new key.
+    assert sources.builds() == built
+    final = os.path.join(sources.root, 'build', 'wheelhouse', plan['key'])
+    assert 'raylike-2.6-py3-none-any.whl' in os.listdir(final)
+    with open(os.path.join(final, 'requirements.lock')) as handle:
+        assert 'raylike==2.6 --hash=sha256:' in handle.read()
 
 
 def test_tail_and_pid_alive(tmp_path):
