@@ -8,7 +8,8 @@ dicts, lists and text out. No Ansible imports.
 
 Each load point of the benchmark is one ``vllm bench serve`` run whose
 ``--metadata`` pairs say what was measured: ``llmfleet_mode`` (``dp``: N
-one-GPU workers behind the gateway, ``tp``: one server over N GPUs),
+one-GPU workers behind the gateway, ``tp``: one server over N GPUs of one
+node, ``multinode``: the one engine of a multi-node group over its N GPUs),
 ``llmfleet_gpus`` (N), ``llmfleet_load_kind`` (``concurrency`` or
 ``request_rate``) and ``llmfleet_load``. vLLM writes those pairs as top-level
 string keys of the result beside its own figures. A result without them, or
@@ -24,11 +25,11 @@ import io
 import json
 import math
 
-MODES = ('dp', 'tp')
+MODES = ('dp', 'tp', 'multinode')
 LOAD_KINDS = ('concurrency', 'request_rate')
 
 HOW_TO_RUN = ('each load point must be a result of `vllm bench serve --save-result --percentile-metrics ttft,tpot,itl,e2el '
-              '--metric-percentiles 50,99 --metadata llmfleet_mode=<dp|tp> llmfleet_gpus=<N> '
+              '--metric-percentiles 50,99 --metadata llmfleet_mode=<dp|tp|multinode> llmfleet_gpus=<N> '
               'llmfleet_load_kind=<concurrency|request_rate> llmfleet_load=<load>`')
 
 # The figures of one load point, in the order of the CSV columns.
@@ -164,7 +165,7 @@ def saturation_points(points):
 
 
 def efficiency_base(saturation, mode):
-    """The tokens/s of one GPU for ``mode``: its own N=1 run, else the other mode's (both are one one-GPU server)."""
+    """The tokens/s of one GPU for ``mode``: its own N=1 run, else another mode's (each is one one-GPU server)."""
     for base_mode in (mode,) + tuple(other for other in MODES if other != mode):
         if (base_mode, 1) in saturation:
             return base_mode, saturation[(base_mode, 1)]['output_tps']
@@ -197,9 +198,11 @@ def summarize(points):
             mode = list(tps)[0]
             better.append(dict(gpus=gpus, better=mode, output_tps=tps, note='only %s ran at N=%d' % (mode, gpus)))
             continue
-        ranked = sorted(tps, key=lambda mode: -tps[mode])
+        ranked = sorted(tps, key=lambda mode: (-tps[mode], MODES.index(mode)))
         if tps[ranked[0]] == tps[ranked[1]]:
-            better.append(dict(gpus=gpus, better=None, output_tps=tps, note='dp and tp are equal at N=%d' % gpus))
+            equal = [mode for mode in ranked if tps[mode] == tps[ranked[0]]]
+            better.append(dict(gpus=gpus, better=None, output_tps=tps,
+                               note='%s are equal at N=%d' % (' and '.join(equal), gpus)))
         else:
             lead = 100.0 * (tps[ranked[0]] / tps[ranked[1]] - 1) if tps[ranked[1]] else float('inf')
             better.append(dict(gpus=gpus, better=ranked[0], output_tps=tps,
@@ -267,6 +270,24 @@ PLOTS = (
 )
 
 
+def group_lines(run):
+    """One line per multi-node group of the run (run.json's groups): its engine's sizes, its members, its shape."""
+    lines = []
+    shapes = run.get('shapes') or []
+    for group in run.get('groups') or []:
+        if not isinstance(group, dict):
+            continue
+        members = list(group.get('members') or [])
+        measured = [shape.get('name') for shape in shapes
+                    if isinstance(shape, dict) and (shape.get('group') or {}).get('name') == group.get('name')]
+        lines.append('- Multi-node group %s: one engine over %s GPUs, tensor parallel %s x pipeline parallel %s; members %s;'
+                     ' %s' % (group.get('name', '-'), group.get('gpus', '-'), group.get('tp', '-'), group.get('pp', '-'),
+                              ', '.join(('%s (rank 0, the API)' % member) if index == 0 else member
+                                        for index, member in enumerate(members)) or '-',
+                              ('measured as %s' % ', '.join(measured)) if measured else 'not measured (drained)'))
+    return lines
+
+
 def report_markdown(run, points, summary):
     """The benchmark report as Markdown: run, settings, saturation, better mode, every point, skipped shapes, plots."""
     run = run or {}
@@ -287,6 +308,9 @@ def report_markdown(run, points, summary):
         '- GPU: %s; count per node: %s' % (gpu.get('model', '-'), counts_text),
         '- Client: %s' % run.get('client', '-'),
         '- Gateway: %s' % run.get('gateway', '-'),
+    ]
+    lines += group_lines(run)
+    lines += [
         '- Commit: %s' % run.get('commit', '-'),
         '- Started: %s; finished: %s' % (run.get('started', '-'), run.get('finished', '-')),
         '- Load points: %d; failed requests: %d' % (summary['points'], summary['failed_requests']),
@@ -298,7 +322,7 @@ def report_markdown(run, points, summary):
 
     lines += ['', '## Saturation', '',
               'Per mode and GPU count N, the load point with the highest output tokens/s. Efficiency is its tokens/s '
-              'divided by N times the tokens/s of one GPU (the N=1 run of the mode, else of the other mode).', '']
+              'divided by N times the tokens/s of one GPU (the N=1 run of the mode, else of another mode).', '']
     lines += _table(
         ['mode', 'N', 'load at saturation', 'output tok/s', 'req/s', 'TTFT p50 ms', 'TTFT p99 ms', 'ITL p50 ms',
          'ITL p99 ms', 'E2E p50 ms', 'E2E p99 ms', 'efficiency', 'failed'],
@@ -308,10 +332,12 @@ def report_markdown(run, points, summary):
           '-' if row['efficiency'] is None else '%.0f %%' % (100 * row['efficiency']), str(row['failed'])]
          for row in summary['saturation']])
 
+    # dp and tp always; multinode when it ran.
+    modes = [mode for mode in MODES if mode in ('dp', 'tp') or any(mode in row['output_tps'] for row in summary['better'])]
     lines += ['', '## Better mode per GPU count', '']
-    lines += _table(['N', 'better mode', 'dp output tok/s', 'tp output tok/s', 'note'],
-                    [[str(row['gpus']), row['better'] or 'tie', _num(row['output_tps'].get('dp')),
-                      _num(row['output_tps'].get('tp')), row['note']] for row in summary['better']])
+    lines += _table(['N', 'better mode'] + ['%s output tok/s' % mode for mode in modes] + ['note'],
+                    [[str(row['gpus']), row['better'] or 'tie'] + [_num(row['output_tps'].get(mode)) for mode in modes]
+                     + [row['note']] for row in summary['better']])
 
     lines += ['', '## Every load point', '']
     lines += _table(

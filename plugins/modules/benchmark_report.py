@@ -17,9 +17,11 @@ description:
     C(raw/*.json), each the saved result of one C(vllm bench serve) load point) and writes beside them
     C(results.json) (the run, every load point's figures and the summary), C(results.csv) (one row per load point),
     C(report.md), and three plots, C(throughput.png), C(latency.png) and C(efficiency.png).
-  - For each mode (C(dp), C(tp)) and GPU count N the saturation point is the load point with the highest output
-    tokens/s. The scaling efficiency at N is that figure divided by N times the figure of one GPU (the mode's N=1
-    run, else the other mode's N=1 run, as both are one server on one GPU).
+  - For each mode (C(dp), C(tp), C(multinode)) and GPU count N the saturation point is the load point with the
+    highest output tokens/s. The scaling efficiency at N is that figure divided by N times the figure of one GPU (the
+    mode's N=1 run, else another mode's N=1 run, as each is one server on one GPU).
+  - C(report.md) names every multi-node group of the run (C(run.json)'s C(groups)) with its sizes, its members (the
+    first is rank 0, the API) and the shape that measured it.
   - A raw result made without the C(--metadata) pairs C(llmfleet_mode), C(llmfleet_gpus), C(llmfleet_load_kind)
     and C(llmfleet_load), or without the percentile figures of C(--percentile-metrics ttft,tpot,itl,e2el
     --metric-percentiles 50,99), fails the task naming the file and what it lacks.

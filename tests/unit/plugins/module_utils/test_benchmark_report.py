@@ -290,3 +290,46 @@ def test_markdown_without_lab_has_no_lab_note():
     run['skipped'] = []
     text = report_markdown(run, points, summarize(points))
     assert 'Lab run' not in text and 'lab: true' not in text and 'Every shape of the settings ran.' in text
+
+
+def test_a_multinode_point_is_read():
+    result = dict(recorded('dp-n2-concurrency-4.json'), llmfleet_mode='multinode', llmfleet_group='gpu_nodes')
+    point = point_figures(result, 'multinode-n2-concurrency-4.json')
+    assert point['mode'] == 'multinode' and point['gpus'] == 2
+
+
+def test_a_multinode_engine_is_compared_with_dp_at_its_n():
+    dp1 = figures(NODE1[2])
+    points = [dp1, shape(dp1, 'dp', 2, 100.0), shape(dp1, 'multinode', 2, 80.0), shape(dp1, 'multinode', 16, 400.0)]
+    summary = summarize(points)
+    rows = dict(((row['mode'], row['gpus']), row) for row in summary['saturation'])
+    assert rows[('multinode', 2)]['efficiency'] == pytest.approx(80.0 / (2 * dp1['output_tps']))
+    assert rows[('multinode', 2)]['efficiency_base'] == 'dp N=1'
+    better = dict((row['gpus'], row) for row in summary['better'])
+    assert better[2]['better'] == 'dp' and better[2]['note'] == 'dp is 25.0 % ahead of multinode'
+    assert better[16]['note'] == 'only multinode ran at N=16'
+    equal = summarize([shape(dp1, 'dp', 2, 100.0), shape(dp1, 'multinode', 2, 100.0)])['better'][0]
+    assert equal['better'] is None and equal['note'] == 'dp and multinode are equal at N=2'
+
+
+GROUP = {'name': 'gpu_nodes', 'members': ['gpu-node-1', 'gpu-node-2'], 'head': 'gpu-node-1', 'tp': 2, 'pp': 1, 'gpus': 2}
+
+
+def test_markdown_names_the_group_and_its_members():
+    dp1 = figures(NODE1[2])
+    points = [shape(dp1, 'multinode', 2, 80.0)]
+    run = dict(RUN, groups=[GROUP, dict(GROUP, name='spare', members=['gpu-node-3', 'gpu-node-4'], head='gpu-node-3')],
+               shapes=[{'name': 'multinode-n2', 'mode': 'multinode', 'gpus': 2, 'group': GROUP}])
+    text = report_markdown(run, points, summarize(points))
+    assert ('- Multi-node group gpu_nodes: one engine over 2 GPUs, tensor parallel 2 x pipeline parallel 1; members'
+            ' gpu-node-1 (rank 0, the API), gpu-node-2; measured as multinode-n2') in text
+    assert '- Multi-node group spare: ' in text and 'gpu-node-3 (rank 0, the API), gpu-node-4; not measured (drained)' in text
+    assert '| N | better mode | dp output tok/s | tp output tok/s | multinode output tok/s | note |' in text
+    assert '| 2 | multinode | - | - | 80.0 | only multinode ran at N=2 |' in text
+
+
+def test_markdown_without_a_group_keeps_its_columns():
+    points = [figures(name) for name in NODE1]
+    text = report_markdown(RUN, points, summarize(points))
+    assert 'Multi-node group' not in text
+    assert '| N | better mode | dp output tok/s | tp output tok/s | note |' in text
