@@ -4,8 +4,9 @@
 # every pipeline-parallel request (on one node as on two), so the default layout (pipeline parallel across nodes)
 # cannot run here. firewall.yml and serve.yml with the group set: the per-node workers are replaced by one rank each,
 # the checks of tests/sandbox/multinode.yml pass, a second run changes nothing, rolling_restart.yml restarts the engine
-# as one (its gate: /health and a one-token completion); then both playbooks without it put the per-node workers back
-# (also when a step failed) and the gateway answers again.
+# as one (its gate: /health and a one-token completion); then the same group on a Ray cluster (the checks of
+# tests/sandbox/multinode-ray.yml); then both playbooks without it put the per-node workers back (also when a step
+# failed) and the gateway answers again.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -14,6 +15,7 @@ export ANSIBLE_CONFIG="$root/ansible.cfg"
 logs="$root/.cache/sandbox"
 mkdir -p "$logs"
 group='{"workers_multinode_group": "gpu_nodes", "workers_multinode_tensor_parallel_size": 2, "workers_multinode_pipeline_parallel_size": 1}'
+ray="${group%\}}, \"workers_multinode_backend\": \"ray\", \"workers_ready_timeout\": 120}"
 failed=0
 
 converge() {  # converge LOG [extra vars]
@@ -44,6 +46,23 @@ if converge "$logs/multinode.log" -e "$group"; then
     ansible-playbook -i inventories/sandbox playbooks/rolling_restart.yml -e "$group" > "$logs/multinode-roll.log" 2>&1 || {
       echo "FAILED: rolling_restart.yml (log: $logs/multinode-roll.log)"; tail -n 30 "$logs/multinode-roll.log"; failed=1; }
     grep -E '^changed: .*llmfleet-worker-engine-0: ' "$logs/multinode-roll.log" | sed 's/^.*item=/    /; s/)$//'
+  fi
+  if [ "$failed" = 0 ]; then
+    echo "--- the same group on a Ray cluster (workers_multinode_backend: ray)"
+    # vLLM's CPU backend has no Ray support (vllm/platforms/cpu.py sets no ray_device_key): the cluster comes up under
+    # systemd, and the head's engine stops with vLLM's own refusal, which the play shows from the unit's journal.
+    if converge "$logs/multinode-ray.log" -e "$ray" >/dev/null; then
+      echo "    vLLM serves on the Ray cluster"
+    elif grep -q 'current platform cpu does not support ray' "$logs/multinode-ray.log"; then
+      echo "    the head's engine stopped with vLLM's refusal: $(grep -o 'ValueError: current platform cpu does not support ray[.]' \
+        "$logs/multinode-ray.log" | head -n 1)"
+    else
+      echo "FAILED: firewall.yml and serve.yml with the Ray backend (log: $logs/multinode-ray.log)"
+      tail -n 30 "$logs/multinode-ray.log"; failed=1
+    fi
+    ansible-playbook -i inventories/sandbox tests/sandbox/multinode-ray.yml > "$logs/multinode-ray-check.log" 2>&1 || {
+      echo "FAILED: tests/sandbox/multinode-ray.yml (log: $logs/multinode-ray-check.log)"; failed=1; }
+    grep -E '"msg": ' "$logs/multinode-ray-check.log" | sed 's/^ */    /'
   fi
 else
   failed=1

@@ -45,6 +45,7 @@ from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_spl
 from ansible_collections.llmfleet.rocm.plugins.filter.tuning_inputs import tuning_input_problems  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.workers import worker_commands, worker_plan  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.workers_inputs import workers_input_problems  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan  # noqa: E402
 
 PLATFORM = {'key': 'Debian-12', 'name': 'Debian 12', 'supported': True, 'supported_names': ['Debian 12'],
             'kernel_managed': True}
@@ -251,6 +252,65 @@ def test_worker_unit_holds_exactly_the_hostile_values(tmp_path, engine, rdma):
         pytest.skip('systemd-analyze is not installed on this machine: the unit was parsed, not verified by systemd')
     rc, output = _verify(tmp_path, text, 'llmfleet-worker-0.service')
     assert rc == 0, output
+
+
+def _ray_member(name, address):
+    return {'name': name, 'env_text': 'NCCL_SOCKET_IFNAME="=ens5"\n', 'gpus': 2, 'rocm_version': '7.1.1', 'venv': 'v',
+            'model': 'm', 'ray': True, 'interfaces': {'ens5': {'ipv4': {'address': address}}}}
+
+
+@pytest.mark.parametrize('host', ['gpu-node-1', 'gpu-node-2'])
+def test_ray_units_of_a_multinode_engine(tmp_path, host):
+    venv = _stub_venv(tmp_path)
+    (tmp_path / 'venv' / 'bin' / 'ray').write_text('#!/bin/sh\nexit 0\n')
+    (tmp_path / 'venv' / 'bin' / 'ray').chmod(0o755)
+    part = multinode_plan([_ray_member('gpu-node-1', '10.1.0.11'), _ray_member('gpu-node-2', '10.1.0.12')], host,
+                          backend='ray', ray_temp_dir='/run/llmfleet-ray')
+    assert part['problems'] == []
+    overrides = {'workers_venv': venv, 'workers_numa_pinning': False, 'workers_bind_address': '10.0.0.11',
+                 'workers_multinode_group': 'gpu_nodes', 'workers_multinode_backend': 'ray', 'inventory_hostname': host,
+                 '__workers_multinode_part': part, '__workers_reads': _reads(venv), 'workers_ray_auth_token': 'f' * 64}
+    engine = _value('workers', '_workers_engine', overrides)
+    plan = worker_commands(worker_plan(ROCM, NUMA, mode='tp', prefix='llmfleet-worker-engine'), engine['command'],
+                           engine['flags'], _value('workers', '_workers_common_flags', overrides), '10.0.0.11',
+                           numa_pinning=False, identity=_value('workers', '_workers_identity', overrides), multinode=part,
+                           ray_command=[venv + '/bin/ray'], ray_name='llmfleet-worker-ray')
+    assert [worker['name'] for worker in plan] == (['llmfleet-worker-ray', 'llmfleet-worker-engine-0']
+                                                   if host == 'gpu-node-1' else ['llmfleet-worker-ray'])
+    ray_text = _render('workers', WORKER_UNIT, overrides, worker=plan[0])
+    directives = _directives(ray_text)
+    service = dict((name, value) for section, name, value in directives if section == 'Service')
+    assert _exec_start(directives) == [venv + '/bin/ray'] + part['ray']['args']
+    # Ray's own stop: SIGTERM to the whole group; its session directory outside the private /tmp; no worker key.
+    assert dict((name, service[name]) for name in ('KillMode', 'KillSignal', 'Restart', 'RuntimeDirectory', 'User')) == \
+        {'KillMode': 'control-group', 'KillSignal': 'SIGTERM', 'Restart': 'always', 'RuntimeDirectory': 'llmfleet-ray',
+         'User': 'llmfleet'}
+    assert 'ExecStop' not in service
+    assert [value for _section, name, value in directives if name == 'EnvironmentFile'] == ['-/etc/llmfleet/rccl.env']
+    environment = _environment(directives)
+    # GPU visibility for Ray on ROCm: HIP and CUDA alike, never ROCR; the token by its path, never its value.
+    assert environment['HIP_VISIBLE_DEVICES'] == environment['CUDA_VISIBLE_DEVICES'] == '0,1'
+    assert not [name for name in environment if name.startswith('ROCR')]
+    assert environment['RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES'] == '1'
+    assert environment['RAY_AUTH_MODE'] == 'token' and environment['RAY_AUTH_TOKEN_PATH'] == '/var/lib/llmfleet/ray.token'
+    assert environment['VLLM_HOST_IP'] == part['address'] and environment['GLOO_SOCKET_IFNAME'] == 'ens5'
+    assert 'f' * 64 not in ray_text
+    texts = {'llmfleet-worker-ray.service': ray_text}
+    if host == 'gpu-node-1':
+        engine_text = _render('workers', WORKER_UNIT, overrides, worker=plan[1])
+        engine_directives = _directives(engine_text)
+        assert '--distributed-executor-backend ray' in ' '.join(_exec_start(engine_directives))
+        unit = dict((name, value) for section, name, value in engine_directives if section == 'Unit')
+        assert unit['After'].split() == unit['Wants'].split() == ['network-online.target', 'llmfleet-worker-ray.service']
+        engine_service = [value for section, name, value in engine_directives if name == 'ReadWritePaths']
+        assert engine_service[0].endswith(' -/run/llmfleet-ray')
+        assert _environment(engine_directives)['RAY_ADDRESS'] == '10.1.0.11:6379'
+        texts['llmfleet-worker-engine-0.service'] = engine_text
+    if not HAS_SYSTEMD_ANALYZE:
+        pytest.skip('systemd-analyze is not installed on this machine: the units were parsed, not verified by systemd')
+    for name, text in texts.items():
+        rc, output = _verify(tmp_path, text, name)
+        assert rc == 0, output
 
 
 @pytest.mark.parametrize('variable, value', INJECTIONS, ids=[name for name, _value in INJECTIONS])
