@@ -265,7 +265,7 @@ def test_ray_units_of_a_multinode_engine(tmp_path, host):
     (tmp_path / 'venv' / 'bin' / 'ray').write_text('#!/bin/sh\nexit 0\n')
     (tmp_path / 'venv' / 'bin' / 'ray').chmod(0o755)
     part = multinode_plan([_ray_member('gpu-node-1', '10.1.0.11'), _ray_member('gpu-node-2', '10.1.0.12')], host,
-                          backend='ray', ray_temp_dir='/run/llmfleet-ray')
+                          backend='ray', ray_temp_dir='/var/lib/llmfleet/ray')
     assert part['problems'] == []
     overrides = {'workers_venv': venv, 'workers_numa_pinning': False, 'workers_bind_address': '10.0.0.11',
                  'workers_multinode_group': 'gpu_nodes', 'workers_multinode_backend': 'ray', 'inventory_hostname': host,
@@ -282,9 +282,9 @@ def test_ray_units_of_a_multinode_engine(tmp_path, host):
     service = dict((name, value) for section, name, value in directives if section == 'Service')
     assert _exec_start(directives) == [venv + '/bin/ray'] + part['ray']['args']
     # Ray's own stop: SIGTERM to the whole group; its session directory outside the private /tmp; no worker key.
-    assert dict((name, service[name]) for name in ('KillMode', 'KillSignal', 'Restart', 'RuntimeDirectory', 'User')) == \
-        {'KillMode': 'control-group', 'KillSignal': 'SIGTERM', 'Restart': 'always', 'RuntimeDirectory': 'llmfleet-ray',
-         'User': 'llmfleet'}
+    assert dict((name, service[name]) for name in ('KillMode', 'KillSignal', 'Restart', 'User')) == \
+        {'KillMode': 'control-group', 'KillSignal': 'SIGTERM', 'Restart': 'always', 'User': 'llmfleet'}
+    assert service['ReadWritePaths'].split()[-1] == '/var/lib/llmfleet/ray'
     assert 'ExecStop' not in service
     assert [value for _section, name, value in directives if name == 'EnvironmentFile'] == ['-/etc/llmfleet/rccl.env']
     environment = _environment(directives)
@@ -303,7 +303,7 @@ def test_ray_units_of_a_multinode_engine(tmp_path, host):
         unit = dict((name, value) for section, name, value in engine_directives if section == 'Unit')
         assert unit['After'].split() == unit['Wants'].split() == ['network-online.target', 'llmfleet-worker-ray.service']
         engine_service = [value for section, name, value in engine_directives if name == 'ReadWritePaths']
-        assert engine_service[0].endswith(' -/run/llmfleet-ray')
+        assert engine_service[0].endswith(' /var/lib/llmfleet/ray')
         assert _environment(engine_directives)['RAY_ADDRESS'] == '10.1.0.11:6379'
         texts['llmfleet-worker-engine-0.service'] = engine_text
     if not HAS_SYSTEMD_ANALYZE:
