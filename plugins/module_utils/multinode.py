@@ -187,12 +187,12 @@ def multinode_plan(members, host, tp_size=None, pp_size=None, master_port=DEFAUL
     env = {'VLLM_HOST_IP': me['address'], 'GLOO_SOCKET_IFNAME': me['interface']}
     ray = None
     if backend == 'ray':
-        # vLLM's driver on rank 0 joins the cluster at RAY_ADDRESS (ray.init("auto")), and places every rank itself.
+        # vLLM's driver on rank 0 joins the cluster at the address (its unit's RAY_ADDRESS; ray.init("auto")), and
+        # places every rank itself.
         flags = {'tensor-parallel-size': tp, 'pipeline-parallel-size': pp, 'distributed-executor-backend': 'ray',
                  'headless': rank > 0}
         ray = {'head': rank == 0, 'address': '%s:%d' % (head['address'], port),
                'args': _ray_start(me, head, rank, port, worker_ports, ray_temp_dir)}
-        env['RAY_ADDRESS'] = ray['address']
     else:
         flags = {'tensor-parallel-size': tp, 'pipeline-parallel-size': pp, 'nnodes': nnodes, 'node-rank': rank,
                  'master-addr': head['address'], 'master-port': int(master_port), 'distributed-executor-backend': 'mp',

@@ -142,7 +142,7 @@ def test_ray_every_member_runs_a_ray_node_and_rank_zero_the_engine_on_it():
                              'headless': False}
     assert head['ray']['head'] is True and other['ray']['head'] is False
     assert head['ray']['address'] == other['ray']['address'] == '10.1.0.11:6379'
-    assert head['env'] == {'VLLM_HOST_IP': '10.1.0.11', 'GLOO_SOCKET_IFNAME': 'ens5', 'RAY_ADDRESS': '10.1.0.11:6379'}
+    assert head['env'] == {'VLLM_HOST_IP': '10.1.0.11', 'GLOO_SOCKET_IFNAME': 'ens5'}
     common = ['--node-manager-port', '6380', '--object-manager-port', '6381', '--runtime-env-agent-port', '6382',
               '--dashboard-agent-grpc-port', '6383', '--dashboard-agent-listen-port', '6384', '--metrics-export-port', '6385',
               '--min-worker-port', '10002', '--max-worker-port', '19999']
