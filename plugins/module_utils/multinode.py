@@ -95,10 +95,11 @@ def worker_port_range(text):
 def _ray_start(me, head, rank, port, worker_ports, temp_dir):
     """The arguments of ``ray start`` for one member (after the ``ray`` command)."""
     low, high = worker_ports
-    args = ['start', '--block', '--disable-usage-stats', '--include-dashboard=false', '--node-ip-address', me['address'],
-            '--num-gpus', str(me['gpus']), '--temp-dir', temp_dir]
+    args = ['start', '--block', '--disable-usage-stats', '--node-ip-address', me['address'], '--num-gpus', str(me['gpus']),
+            '--temp-dir', temp_dir]
     if rank == 0:
-        args += ['--head', '--port', str(port)]
+        # The dashboard runs on the head only (ray start refuses the flag elsewhere): none.
+        args += ['--head', '--port', str(port), '--include-dashboard=false']
     else:
         args += ['--address', '%s:%d' % (head['address'], port)]
     for flag, offset in RAY_PORT_OFFSETS:

