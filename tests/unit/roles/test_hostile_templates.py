@@ -265,7 +265,7 @@ def test_ray_units_of_a_multinode_engine(tmp_path, host):
     (tmp_path / 'venv' / 'bin' / 'ray').write_text('#!/bin/sh\nexit 0\n')
     (tmp_path / 'venv' / 'bin' / 'ray').chmod(0o755)
     part = multinode_plan([_ray_member('gpu-node-1', '10.1.0.11'), _ray_member('gpu-node-2', '10.1.0.12')], host,
-                          backend='ray', ray_temp_dir='/var/lib/llmfleet/ray')
+                          backend='ray', ray_temp_dir='/var/lib/llmfleet/ray/tmp')
     assert part['problems'] == []
     overrides = {'workers_venv': venv, 'workers_numa_pinning': False, 'workers_bind_address': '10.0.0.11',
                  'workers_multinode_group': 'gpu_nodes', 'workers_multinode_backend': 'ray', 'inventory_hostname': host,

@@ -220,6 +220,14 @@ def test_ray_status_counts_the_nodes_of_a_real_capture():
                       'failures': []}
 
 
+def test_ray_status_lists_both_members_of_the_sandbox_cluster():
+    with open(os.path.join(FIXTURES, 'two-nodes-2.60.0.txt')) as handle:
+        status = ray_status(handle.read())
+    assert status['active'] == ['node_d7755c1776b7db0f412683b26d89a32dfe96bd179b55b9e8763547bf',
+                                'node_a7e3ec361a3a3746bd560bde27f04c1f086121fb5f8dc9ed07f458cf']
+    assert status['pending'] == [] and status['failures'] == []
+
+
 def test_ray_status_pending_nodes_and_failures():
     text = ('Node status\n---\nActive:\n 1 node_aa11\n 1 node_bb22\nPending:\n 1 node_cc33\nRecent failures:\n'
             ' node_dd44: raylet died\n\nResources\n---\nTotal Usage:\n 0.0/2.0 CPU\n')
