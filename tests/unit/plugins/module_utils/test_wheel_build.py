@@ -269,16 +269,22 @@ def test_old_wheelhouses_are_pruned_but_current_stays(sources):
     assert len(os.listdir(os.path.join(root, 'stages'))) == 4
 
 
-def test_dependencies_come_from_the_index_and_the_lock_from_the_wheelhouse_alone(sources):
+def index_wheel(sources, name, version):
+    """A wheel in a find-links directory standing for the package index; the directory."""
     index = os.path.join(sources.root, 'index')
     os.makedirs(index)
     with open(os.path.join(index, 'make_wheel.py'), 'w') as handle:
         handle.write(WHEEL_MAKER)
-    subprocess.check_call([sys.executable, 'make_wheel.py', 'depwheel', '0.5'], cwd=index,
+    subprocess.check_call([sys.executable, 'make_wheel.py', name, version], cwd=index,
                           env=dict(os.environ, COUNTS=os.path.join(index, 'counts')))
+    return os.path.join(index, 'dist')
+
+
+def test_dependencies_come_from_the_index_and_the_lock_from_the_wheelhouse_alone(sources):
+    index = index_wheel(sources, 'depwheel', '0.5')
     plan = sources.plan(engine_requires=['depwheel'])
     build = builder(sources, plan)
-    build.pip_env['PIP_FIND_LINKS'] = os.path.join(index, 'dist')
+    build.pip_env['PIP_FIND_LINKS'] = index
     build.execute()
     final = os.path.join(sources.root, 'build', 'wheelhouse', plan['key'])
     assert 'depwheel-0.5-py3-none-any.whl' in os.listdir(final)
@@ -287,17 +293,12 @@ def test_dependencies_come_from_the_index_and_the_lock_from_the_wheelhouse_alone
 
 
 def test_extra_packages_join_the_wheelhouse_and_its_lock_without_building_a_stage_again(sources):
-    index = os.path.join(sources.root, 'index')
-    os.makedirs(index)
-    with open(os.path.join(index, 'make_wheel.py'), 'w') as handle:
-        handle.write(WHEEL_MAKER)
-    subprocess.check_call([sys.executable, 'make_wheel.py', 'raylike', '2.6'], cwd=index,
-                          env=dict(os.environ, COUNTS=os.path.join(index, 'counts')))
+    index = index_wheel(sources, 'raylike', '2.6')
     builder(sources, sources.plan()).execute()
     built = sources.builds()
     plan = sources.plan(extra_packages=['raylike==2.6'])
     build = builder(sources, plan)
-    build.pip_env['PIP_FIND_LINKS'] = os.path.join(index, 'dist')
+    build.pip_env['PIP_FIND_LINKS'] = index
     build.execute()
     # Every stage reused: only the wheelhouse was assembled again, under a new key.
     assert sources.builds() == built
