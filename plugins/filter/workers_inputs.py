@@ -306,6 +306,12 @@ def _multinode(values, ctx):
         size = values.get(name)
         if size is not None and (as_int(size) is None or as_int(size) < 1):
             return '%s %s must be a whole number of 1 or more, or null.' % (name, show(size))
+    token = values.get('workers_ray_auth_token')
+    if values.get('workers_multinode_backend') == 'ray' and not (isinstance(token, str) and _API_KEY_RE.match(token)):
+        # Never the value: it is a secret.
+        return ('workers_ray_auth_token is not at least 16 characters of A-Z a-z 0-9 . _ ~ + / - (its value is not shown):'
+                ' give such a token from a vault, or leave it unset and the role makes one per group under'
+                ' llmfleet_secrets_dir.')
     return None
 
 

@@ -131,6 +131,17 @@ CASES = [
     Case('multinode-fine', {'workers_multinode_group': 'pairs', 'workers_multinode_tensor_parallel_size': '8', 'workers_engine': 'vllm'},
          'workers-multinode', absent=True),
     Case('multinode-off', {'workers_multinode_master_port': 'x'}, 'workers-multinode', absent=True),
+    Case('multinode-ray-token-short', {'workers_multinode_group': 'pairs', 'workers_engine': 'vllm',
+                                       'workers_multinode_backend': 'ray', 'workers_ray_auth_token': 'abc\nRAY'},
+         'workers-multinode', contains=['workers_ray_auth_token is not at least 16 characters', 'not shown']),
+    Case('multinode-ray-token-empty', {'workers_multinode_group': 'pairs', 'workers_engine': 'vllm',
+                                       'workers_multinode_backend': 'ray', 'workers_ray_auth_token': ''},
+         'workers-multinode', contains='workers_ray_auth_token'),
+    Case('multinode-ray-token-fine', {'workers_multinode_group': 'pairs', 'workers_engine': 'vllm',
+                                      'workers_multinode_backend': 'ray', 'workers_ray_auth_token': 'f' * 64},
+         'workers-multinode', absent=True),
+    Case('multinode-mp-no-token', {'workers_multinode_group': 'pairs', 'workers_engine': 'vllm',
+                                   'workers_ray_auth_token': ''}, 'workers-multinode', absent=True),
 
     Case('restart-unknown', {'workers_restart': 'later'}, 'workers-restart', contains=['workers_restart "later"', 'auto']),
     Case('restart-rolling', {'workers_restart': 'rolling'}, 'workers-restart', absent=True),
@@ -192,3 +203,11 @@ def test_the_key_is_never_shown():
 
 def test_every_rule_is_reached():
     assert_every_rule_reached(RULES, CASES)
+
+
+def test_a_bad_ray_token_is_never_shown():
+    values = dict(VALUES, workers_multinode_group='pairs', workers_multinode_backend='ray', workers_engine='vllm',
+                  workers_ray_auth_token='short-secret')
+    problems = workers_input_problems(values, PLATFORM, rocm=ROCM, numa=NUMA)
+    assert any('workers_ray_auth_token' in problem for problem in problems)
+    assert not any('short-secret' in problem for problem in problems)
