@@ -178,8 +178,8 @@ def test_a_ray_cluster_opens_its_ports_and_the_workers_range_to_the_other_member
     assert accept[1:] == [rule('ip', ['10.1.0.12', '10.89.77.202'], ['6379-6382', '10002-19999', '32768-60999'],
                                'multi-node engine from its other members')]
     hostvars = _multinode(workers_multinode_backend='ray', workers_ray_port=7000, workers_ray_worker_ports='20000-20100')
-    assert firewall_rules(VALUES, hostvars, GROUPS, 'gpu-node-1')['accept'][1]['ports'] == ['7000-7003', '20000-20100',
-                                                                                          '32768-60999']
+    ports = firewall_rules(VALUES, hostvars, GROUPS, 'gpu-node-1')['accept'][1]['ports']
+    assert ports == ['7000-7003', '20000-20100', '32768-60999']
 
 
 def test_a_multinode_rank_opens_one_api_port():
