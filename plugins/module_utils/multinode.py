@@ -115,9 +115,9 @@ def multinode_plan(members, host, tp_size=None, pp_size=None, master_port=DEFAUL
     is the member's rccl.env (None when it has none), ``interfaces`` maps interface names (``-`` written ``_``, as in
     Ansible's facts) to ``{ipv4: {address}}``, ``gpus`` is the number of GPUs the member serves; ``rocm_version``,
     ``venv`` (the real venv's name) and ``model`` (the model marker's digest) must be alike on every member, as must
-    the RCCL environment but for the node's own device names; ``ray`` is whether the venv has Ray (for the Ray backend). A mapping of name -> record (None for a
-    member that is not in this run) in inventory order is taken too. ``tp_size``/``pp_size``: None for the
-    defaults (a node's GPUs; the number of nodes). ``backend``: ``mp`` (vLLM's ``--nnodes`` launch) or ``ray``;
+    the RCCL environment but for the node's own device names; ``ray`` is whether the venv has Ray (for the Ray
+    backend). A mapping of name -> record (None for a member that is not in this run) in inventory order is taken
+    too. ``tp_size``/``pp_size``: None for the defaults (a node's GPUs; the number of nodes). ``backend``: ``mp`` (vLLM's ``--nnodes`` launch) or ``ray``;
     ``ray_port``: the GCS port, the other Ray ports follow it (``RAY_PORT_OFFSETS``); ``ray_worker_ports``: the range
     of Ray's worker processes, "low-high"; ``ray_temp_dir``: Ray's session directory on the member.
 
@@ -147,12 +147,6 @@ def multinode_plan(members, host, tp_size=None, pp_size=None, master_port=DEFAUL
     if len(counts) > 1:
         problems.append('The members serve different numbers of GPUs (%s): every node of one engine serves as many'
                         ' (workers_gpus).' % ', '.join('%s %s' % (member['name'], member['gpus']) for member in found))
-    if backend == 'ray':
-        without = [member['name'] for member in found if not member['ray']]
-        if without:
-            problems.append('workers_multinode_backend is ray, but the engine venv of %s has no Ray (bin/ray): build Ray'
-                            ' into the engine wheelhouse (engine_build_extra_packages) and install it with the engine'
-                            ' (engine_packages), or use workers_multinode_backend mp.' % ', '.join(without))
     for key, what, fix in _ALIKE:
         if len(set(repr(member[key]) for member in found)) > 1:
             problems.append('The members run different %s (%s): %s.' % (
@@ -161,6 +155,11 @@ def multinode_plan(members, host, tp_size=None, pp_size=None, master_port=DEFAUL
         problems.append('workers_multinode_backend %r must be one of %s.' % (backend, ', '.join(BACKENDS)))
     worker_ports = port = None
     if backend == 'ray':
+        without = [member['name'] for member in found if not member['ray']]
+        if without:
+            problems.append('workers_multinode_backend is ray, but the engine venv of %s has no Ray (bin/ray): build Ray'
+                            ' into the engine wheelhouse (engine_build_extra_packages) and install it with the engine'
+                            ' (engine_packages), or use workers_multinode_backend mp.' % ', '.join(without))
         worker_ports = worker_port_range(ray_worker_ports)
         port = as_int(ray_port)
         last = RAY_PORT_OFFSETS[-1][1]
