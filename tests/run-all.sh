@@ -54,6 +54,9 @@ stage router-binary tests/tools/vllm-router.sh
 # The lab's Debian packages (podman, runc, debootstrap, ...) are installed here, on a fresh machine too (after the
 # three downloads above: one apt at a time).
 stage lab-deps lab/bin/labctl deps
+# A sandbox left running (make sandbox: vLLM engines, Prometheus, nginx) would take the 2 cores from the scenarios:
+# its hosts are stopped, and kept (make sandbox starts them again).
+stage lab-idle lab/bin/labctl stop
 # What the scenarios install (the lab image, the stub repository, wheelhouses, model, stand-in sources) is mostly
 # downloads and disk: it is built while the checks below use the CPU.
 background lab-artifacts lab/bin/labctl artifacts

@@ -64,6 +64,12 @@ def cmd_down(_args):
         hosts.remove_all()
 
 
+def cmd_stop(_args):
+    """Stop the running lab containers, keeping them (labctl up, make sandbox, starts them again)."""
+    with step('stop: running lab containers'):
+        hosts.stop_running()
+
+
 def cmd_status(_args):
     """Show the lab's image, repository, network and containers."""
     tag = image.image_tag()
@@ -95,6 +101,8 @@ def _artifacts():
     # the stand-in sources with the pinned build tools.
     model.build()
     wheelhouse.build_engine()
+    # The mirror scenario mirrors the router's wheelhouse (the smallest with SHA256SUMS).
+    wheelhouse.build_pinned()
     buildstage.buildtools()
     buildstage.sources()
     return tag
@@ -178,6 +186,7 @@ COMMANDS = {
     'repo': cmd_repo,
     'up': cmd_up,
     'down': cmd_down,
+    'stop': cmd_stop,
     'status': cmd_status,
     'env': cmd_env,
     'artifacts': cmd_artifacts,

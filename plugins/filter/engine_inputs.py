@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
-    RuleSet, as_int, is_absolute_path, is_http_url, show, supported_system_rule)
+    RuleSet, as_int, is_absolute_path, is_http_url, mirror_only_rule, show, supported_system_rule)
 
 _VERSION_RE = re.compile(r'^[0-9][0-9A-Za-z.+_-]*\Z')
 _MODEL_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
@@ -54,6 +54,7 @@ def _lock_read(lock):
 
 RULES = RuleSet('engine')
 supported_system_rule(RULES)
+mirror_only_rule(RULES, ['engine_wheelhouse_url', 'engine_requirements_file', 'engine_model_source', 'engine_model_checksum'])
 
 
 @RULES.rule('engine-version-format')

@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.filter.firewall import is_group_name
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_closed_address, is_http_url, show, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+    RuleSet, as_int, is_closed_address, is_http_url, mirror_only_rule, show, supported_system_rule)
 
 _VERSION_RE = re.compile(r'^[0-9]+(\.[0-9]+){1,3}\Z')
 # AMD's field and label names (GPU_JUNCTION_TEMPERATURE, CARD_MODEL).
@@ -26,6 +27,7 @@ _LABEL_VALUE_RE = re.compile(r'^[^"\\\x00-\x1f\x7f]{0,100}\Z')
 
 RULES = RuleSet('exporters')
 supported_system_rule(RULES)
+mirror_only_rule(RULES, ['exporters_amdgpu_exporter_repo_base_url', 'exporters_amdgpu_exporter_repo_key_url'])
 
 
 @RULES.rule('exporters-listen-address')

@@ -49,7 +49,9 @@ NODE_DEFAULTS = {'workers_port_base': 8000, 'workers_mode': 'dp', 'workers_tp_si
                  'exporters_gateway_log_port': 3903,
                  # One engine over a group's nodes (roles/workers/defaults/main.yml).
                  'workers_multinode_group': None, 'workers_multinode_master_port': 29501,
-                 'workers_multinode_backend': 'mp', 'workers_ray_port': 6379, 'workers_ray_worker_ports': '10002-19999'}
+                 'workers_multinode_backend': 'mp', 'workers_ray_port': 6379, 'workers_ray_worker_ports': '10002-19999',
+                 # The fleet's mirror (roles/mirror/defaults/main.yml).
+                 'mirror_port': 8080, 'mirror_apt_cache': True, 'mirror_apt_cache_port': 3142}
 # Where a multi-node engine's members connect besides the master port: torch's gloo pairs, vLLM's message queues and
 # RCCL's bootstrap listen on ports the kernel picks, Linux's default net.ipv4.ip_local_port_range.
 DEFAULT_MULTINODE_PORTS = '32768-60999'
@@ -198,6 +200,16 @@ def worker_ports(node_vars, explicit=None):
     return base, base + count - 1
 
 
+def mirror_ports(node_vars):
+    """The mirror's ports (nginx, and apt-cacher-ng unless it is off); None when a port is invalid."""
+    ports = [_int(node_value(node_vars, 'mirror_port'))]
+    if node_value(node_vars, 'mirror_apt_cache'):
+        ports.append(_int(node_value(node_vars, 'mirror_apt_cache_port')))
+    if any(port is None or not 1 <= port <= 65535 for port in ports):
+        return None
+    return [(port, port) for port in sorted(set(ports))]
+
+
 def gateway_ports(node_vars):
     """The gateway's listening ports as nginx opens them beyond loopback; None when a port is invalid."""
     listen_address = node_value(node_vars, 'gateway_listen_address')
@@ -321,6 +333,8 @@ def needed_hosts(values, hostvars, groups, host):
         needed.extend((peer, 'a gateway of the workers') for peer in _members(groups, gateway_group))
     monitoring_group = values.get('firewall_monitoring_group')
     needed.extend((peer, 'a monitoring host') for peer in _members(groups, monitoring_group))
+    if host in _members(groups, values.get('firewall_mirror_group')):
+        needed.extend((peer, 'a host the mirror serves') for peer in _members(groups, 'all') if peer != host)
     group = multinode_group(host_vars(hostvars, host), groups, host, strict=False) if host in _members(groups, worker_group) else None
     needed.extend((peer, 'a member of its engine (workers_multinode_group %s)' % group)
                   for peer in _members(groups, group) if peer != host)
@@ -447,6 +461,13 @@ def firewall_rules(values, hostvars, groups, host):
         if ports:
             clients = _networks(values.get('firewall_gateway_client_cidrs') or [], 'gateway_client_cidrs')
             accept.extend(_rules(clients, 'tcp', [(port, port) for port in ports], 'gateway from gateway_client_cidrs'))
+    if host in _members(groups, values.get('firewall_mirror_group')):
+        specs = mirror_ports(me)
+        if specs is None:
+            raise AnsibleFilterError('the mirror ports of %s are not valid ports (mirror_port, mirror_apt_cache_port)' % host)
+        sources = [address_of(hostvars, name)[0] for name in _members(groups, 'all') if name != host]
+        if sources:
+            accept.extend(_rules(_networks(sources, 'private address'), 'tcp', specs, 'mirror from the hosts it serves'))
     monitoring_group = values.get('firewall_monitoring_group')
     if monitoring_group is not None and not is_group_name(monitoring_group):
         raise AnsibleFilterError('firewall group name %s is not a group name' % show(monitoring_group))

@@ -107,7 +107,8 @@ def _client_cidrs(values, ctx):
 @RULES.rule('firewall-group-names')
 def _group_names(values, ctx):
     return ['%s %s is not a group name (letters, digits and underscores, not starting with a digit).' % (name, show(values[name]))
-            for name in ('firewall_worker_group', 'firewall_gateway_group', 'firewall_monitoring_group') if not is_group_name(values[name])]
+            for name in ('firewall_worker_group', 'firewall_gateway_group', 'firewall_monitoring_group', 'firewall_mirror_group')
+            if not is_group_name(values[name])]
 
 
 @RULES.rule('firewall-timeouts')

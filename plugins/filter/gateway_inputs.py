@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
-    RuleSet, as_int, as_number, is_absolute_path, is_http_url, show, supported_system_rule)
+    RuleSet, as_int, as_number, is_absolute_path, is_http_url, mirror_only_rule, show, supported_system_rule)
 
 # What the inputs may hold.
 _ADDRESS_RE = re.compile(r'^[A-Za-z0-9._:-]+\Z')
@@ -99,6 +99,7 @@ def _group_known(values, ctx):
 
 RULES = RuleSet('gateway')
 supported_system_rule(RULES)
+mirror_only_rule(RULES, ['gateway_router_wheelhouse_url'])
 
 
 @RULES.rule('gateway-worker-group-unknown')

@@ -9,6 +9,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import is_http_url, show
+
 # ansible_facts.virtualization_type values of containers (the kernel is the host's).
 CONTAINER_TYPES = frozenset(['container', 'containerd', 'docker', 'lxc', 'openvz', 'podman', 'systemd-nspawn', 'wsl'])
 _LIST_KEYS = ('kernel_packages', 'cpupower_packages')
@@ -19,7 +21,7 @@ def _is_container(facts):
             and facts.get('virtualization_type') in CONTAINER_TYPES)
 
 
-def node_platform(facts, table, kernel_managed=None, installed=None):
+def node_platform(facts, table, kernel_managed=None, installed=None, mirror_url='', apt_proxy=''):
     """``ansible_facts`` + the support table -> the node's platform.
 
     ``table`` maps ``<distribution>-<major version>`` to the row of a supported system. The
@@ -30,6 +32,9 @@ def node_platform(facts, table, kernel_managed=None, installed=None):
     ``llmfleet_node_kernel_managed``) wins; otherwise a container's kernel is the host's.
     ``installed`` (preflight_facts' ``installed`` reading of this run) gives ``packages`` (name ->
     version of every installed package) and ``held`` (the names dpkg holds); unread, both are empty.
+    ``mirror_url`` (the inventory's ``llmfleet_mirror_url``) is where the node takes every download from on a site
+    without a route out, ``apt_proxy`` (``llmfleet_apt_proxy``) the proxy of its distribution's archive ("" for none):
+    ``mirror_url`` (without a trailing slash) and ``apt_proxy``. Each is "" or an http(s) URL.
     """
     if not isinstance(facts, dict) or not isinstance(table, dict) or not table:
         raise AnsibleFilterError('node_platform: expects ansible_facts and the support table (a non-empty mapping)')
@@ -55,6 +60,12 @@ def node_platform(facts, table, kernel_managed=None, installed=None):
     for name in _LIST_KEYS:
         platform.setdefault(name, [])
     platform.setdefault('rocm_suite', '')
+    for name, value in (('llmfleet_mirror_url', mirror_url), ('llmfleet_apt_proxy', apt_proxy)):
+        if not (isinstance(value, str) and (value.strip() == '' or is_http_url(value.strip()))):
+            raise AnsibleFilterError('%s %s must be "" or an http(s) URL, such as http://mirror-1:8080 (the mirror) or'
+                                     ' http://mirror-1:3142 (its apt proxy).' % (name, show(value)))
+    platform['mirror_url'] = mirror_url.strip().rstrip('/')
+    platform['apt_proxy'] = apt_proxy.strip()
     if installed is not None and not isinstance(installed, dict):
         raise AnsibleFilterError('node_platform: installed must be the mapping preflight_facts reads, not %r' % (installed,))
     packages = installed or {}

@@ -10,7 +10,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_release, unknown_gfx_targets
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_http_url, show, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+    RuleSet, as_int, is_http_url, mirror_only_rule, show, supported_system_rule)
 
 _RELEASE_RE = re.compile(r'^[0-9]+\.[0-9]+(?:\.[0-9]+)?\Z')
 # A name as it appears in a message without quotes (a gfx target, a package).
@@ -18,6 +19,7 @@ _PLAIN_RE = re.compile(r'^[A-Za-z0-9_.:+-]+\Z')
 
 RULES = RuleSet('rocm')
 supported_system_rule(RULES)
+mirror_only_rule(RULES, ['rocm_repo_base_url', 'rocm_repo_key_url'])
 
 
 def _plain(value):

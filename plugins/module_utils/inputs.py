@@ -82,6 +82,29 @@ def supported_system_rule(ruleset):
     return _unsupported
 
 
+def mirror_only_rule(ruleset, names):
+    """Register ``<role>-outside-mirror``: with the fleet's mirror set (the platform's ``mirror_url``, from
+    llmfleet_mirror_url), each URL among the variables ``names`` (a "sha256:<URL>" checksum included) must be on it:
+    the nodes of a site without a route out reach nothing else."""
+    role = ruleset.role
+
+    @ruleset.rule('%s-outside-mirror' % role)
+    def _outside(values, ctx):
+        mirror = (ctx.get('platform') or {}).get('mirror_url') or ''
+        if not mirror:
+            return None
+        found = []
+        for name in names:
+            value = values.get(name)
+            url = value[7:] if isinstance(value, str) and value.startswith('sha256:') else value
+            if is_http_url(url) and url != mirror and not url.startswith(mirror + '/'):
+                found.append('%s %s is not on the fleet\'s mirror %s (llmfleet_mirror_url): the nodes reach nothing else.'
+                             ' Mirror it (playbooks/mirror.yml) and give its URL there, or leave %s to its default.'
+                             % (name, show(value), show(mirror), name))
+        return found
+    return _outside
+
+
 def show(value):
     """A value as it appears in a message (JSON: quotes and escapes show what was given)."""
     try:

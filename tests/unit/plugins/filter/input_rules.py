@@ -26,7 +26,10 @@ PLATFORM = {
     'key': 'Debian-12', 'kernel': '6.1.0-28-amd64', 'name': 'Debian 12', 'supported': True,
     'supported_names': SUPPORTED, 'rocm_suite': 'jammy', 'kernel_packages': ['linux-headers-6.1.0-28-amd64'],
     'cpupower_packages': ['linux-cpupower'], 'kernel_managed': True, 'kernel_managed_reason': 'the node runs its own kernel',
+    'mirror_url': '',
 }
+# A node of a site without a route out (llmfleet_mirror_url set).
+MIRRORED = dict(PLATFORM, mirror_url='http://mirror-1:8080')
 UNSUPPORTED = {
     'key': 'CentOS-9', 'kernel': '5.14.0', 'name': 'CentOS 9', 'supported': False, 'supported_names': SUPPORTED,
     'rocm_suite': '', 'kernel_packages': [], 'cpupower_packages': [], 'kernel_managed': True,

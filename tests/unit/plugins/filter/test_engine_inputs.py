@@ -10,7 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.filter.engine_inputs import RULES, engine_input_problems, lock_pins, unpinned
-from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
+from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
 
 WHEELHOUSE = 'http://llmfleet-lab-repo:8080/wheels/latest/'
 LOCK_URL = WHEELHOUSE + 'requirements.txt'
@@ -39,6 +39,15 @@ def read(content=LOCK, status=200):
 
 
 CASES = [
+    Case('wheelhouse-off-mirror', {'engine_wheelhouse_url': 'http://build.example/wheels/'}, 'engine-outside-mirror',
+         {'platform': MIRRORED}, contains='engine_wheelhouse_url "http://build.example/wheels/" is not on the fleet\'s mirror'),
+    Case('checksum-off-mirror', {'engine_wheelhouse_url': 'http://mirror-1:8080/wheels/engine/',
+                                 'engine_model_checksum': 'sha256:http://models.example/m.sha256'}, 'engine-outside-mirror',
+         {'platform': MIRRORED}, contains='engine_model_checksum'),
+    Case('all-on-mirror', {'engine_wheelhouse_url': 'http://mirror-1:8080/wheels/engine/',
+                           'engine_model_source': 'http://mirror-1:8080/models/m.tar.gz'}, 'engine-outside-mirror',
+         {'platform': MIRRORED}, absent=True),
+    Case('no-mirror', {'engine_wheelhouse_url': 'http://build.example/wheels/'}, 'engine-outside-mirror', absent=True),
     Case('unsupported-system', {}, 'engine-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
     Case('supported-system', {}, 'engine-unsupported-system', absent=True),
 

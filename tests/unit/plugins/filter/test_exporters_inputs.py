@@ -10,13 +10,21 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.filter.exporters_inputs import RULES, exporters_input_problems
-from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
+from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
-VALUES = dict(role_defaults('exporters'), exporters_listen_address='10.89.77.201')
+# The defaults without the fleet's mirror (templated defaults stay strings here).
+VALUES = dict(role_defaults('exporters'), exporters_listen_address='10.89.77.201',
+              exporters_amdgpu_exporter_repo_base_url='https://repo.radeon.com',
+              exporters_amdgpu_exporter_repo_key_url='https://repo.radeon.com/rocm/rocm.gpg.key')
 CTX = {'platform': PLATFORM, 'rocm_version': '7.1.1', 'gateway': False}
 GATEWAY = {'gateway': True}
 
 CASES = [
+    Case('exporter-repository-off-mirror', {'exporters_amdgpu_exporter_repo_base_url': 'https://repo.radeon.com'},
+         'exporters-outside-mirror', {'platform': MIRRORED}, contains='exporters_amdgpu_exporter_repo_base_url'),
+    Case('exporter-repository-on-mirror', {'exporters_amdgpu_exporter_repo_base_url': 'http://mirror-1:8080/amd',
+                                           'exporters_amdgpu_exporter_repo_key_url': 'http://mirror-1:8080/amd/rocm/rocm.gpg.key'},
+         'exporters-outside-mirror', {'platform': MIRRORED}, absent=True),
     Case('unsupported-system', {}, 'exporters-unsupported-system', {'platform': UNSUPPORTED},
          contains='Unsupported system CentOS 9: the exporters role supports'),
     Case('supported-system', {}, 'exporters-unsupported-system', absent=True),

@@ -387,3 +387,26 @@ def test_an_unknown_monitoring_host_address_stops_the_rules():
     values = dict(VALUES, firewall_monitoring_group='monitoring')
     with pytest.raises(AnsibleFilterError, match='monitor-1'):
         firewall_rules(values, dict(HOSTVARS, **{'monitor-1': {}}), dict(GROUPS, monitoring=['monitor-1']), 'gpu-node-1')
+
+
+MIRROR = {'ansible_facts': {'default_ipv4': {'address': '10.89.77.231'}}}
+
+
+@pytest.mark.parametrize('changes, ports', [
+    ({}, ['3142', '8080']),
+    ({'mirror_apt_cache': False, 'mirror_port': 443}, ['443']),
+], ids=['defaults', 'no-apt-cache'])
+def test_the_mirror_opens_its_ports_to_every_other_host(changes, ports):
+    hostvars = dict(copy.deepcopy(HOSTVARS), **{'mirror-1': dict(MIRROR, **changes)})
+    groups = dict(GROUPS, mirrors=['mirror-1'], all=list(GROUPS['all']) + ['mirror-1'])
+    accept = firewall_rules(VALUES, hostvars, groups, 'mirror-1')['accept']
+    assert accept == [rule('ip', ['10.89.77.201', '10.89.77.202', '10.89.77.211'], ports, 'mirror from the hosts it serves')]
+    # The hosts it serves open nothing for it.
+    assert firewall_rules(VALUES, hostvars, groups, 'gpu-node-1') == EXPECTED['gpu-node-1']
+
+
+def test_a_mirror_port_that_is_not_a_port_stops_the_rules():
+    hostvars = dict(copy.deepcopy(HOSTVARS), **{'mirror-1': dict(MIRROR, mirror_apt_cache_port=0)})
+    groups = dict(GROUPS, mirrors=['mirror-1'], all=list(GROUPS['all']) + ['mirror-1'])
+    with pytest.raises(AnsibleFilterError, match='mirror ports of mirror-1'):
+        firewall_rules(VALUES, hostvars, groups, 'mirror-1')

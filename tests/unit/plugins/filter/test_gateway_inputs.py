@@ -10,7 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.filter.gateway_inputs import RULES, gateway_input_problems, gateway_server_keys
-from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
+from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
 
 ENDPOINTS = [
     {'name': 'llmfleet-worker-0', 'address': '10.0.0.11', 'port': 8000},
@@ -21,7 +21,8 @@ GROUPS = {'all': ['gw', 'gpu-0'], 'ungrouped': [], 'gpu_nodes': ['gpu-0'], 'gate
 CLIENT_KEY = 'lab-key-0123456789abcdef'
 WORKER_KEY = 'Wk0123456789abcdefABCDEFGHIJKLMNOPQRSTUVWXYZabcd'
 # The defaults and what a valid run adds: an upstream and a client key (closed by default).
-VALUES = apply(role_defaults('gateway'), {'gateway_endpoints': ENDPOINTS, 'gateway_api_keys': [CLIENT_KEY]})
+VALUES = apply(role_defaults('gateway'), {'gateway_endpoints': ENDPOINTS, 'gateway_api_keys': [CLIENT_KEY],
+                                          'gateway_router_wheelhouse_url': ''})
 CTX = {'platform': PLATFORM, 'endpoints': ENDPOINTS, 'endpoints_source': 'gateway_endpoints', 'from_facts': False,
        'groups': GROUPS, 'hosts_missing': [], 'tls_files': [], 'worker_key': WORKER_KEY}
 # The upstream from the facts of gateway_worker_group (gateway_endpoints empty).
@@ -44,6 +45,10 @@ def endpoints(*items):
 
 
 CASES = [
+    Case('router-wheelhouse-off-mirror', {'gateway_router_wheelhouse_url': 'http://build.example/router/'},
+         'gateway-outside-mirror', {'platform': MIRRORED}, contains='gateway_router_wheelhouse_url'),
+    Case('router-wheelhouse-on-mirror', {'gateway_router_wheelhouse_url': 'http://mirror-1:8080/wheels/router/'},
+         'gateway-outside-mirror', {'platform': MIRRORED}, absent=True),
     Case('unsupported-system', {}, 'gateway-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
     Case('supported-system', {}, 'gateway-unsupported-system', absent=True),
 

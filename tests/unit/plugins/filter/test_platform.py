@@ -91,3 +91,23 @@ def test_installed_packages_and_holds():
     assert unread['packages'] == {} and unread['held'] == []
     with pytest.raises(AnsibleFilterError, match='installed must be the mapping'):
         node_platform(facts(), TABLE, installed=['rocm-core'])
+
+
+def test_the_fleet_s_mirror():
+    assert node_platform(facts(), TABLE)['mirror_url'] == ''
+    assert node_platform(facts(), TABLE, mirror_url=' http://mirror-1:8080/ ')['mirror_url'] == 'http://mirror-1:8080'
+    with pytest.raises(AnsibleFilterError, match='llmfleet_mirror_url .* must be'):
+        node_platform(facts(), TABLE, mirror_url=['http://mirror-1:8080'])
+
+
+@pytest.mark.parametrize('name, kwargs', [
+    ('llmfleet_mirror_url', {'mirror_url': 'mirror-1:8080'}),
+    ('llmfleet_apt_proxy', {'apt_proxy': 'http://proxy:3142\nAcquire::x "y";'}),
+])
+def test_the_fleet_s_sources_must_be_urls(name, kwargs):
+    with pytest.raises(AnsibleFilterError, match=name + ' .* must be "" or an http'):
+        node_platform(facts(), TABLE, **kwargs)
+
+
+def test_the_apt_proxy():
+    assert node_platform(facts(), TABLE, apt_proxy='http://mirror-1:3142')['apt_proxy'] == 'http://mirror-1:3142'

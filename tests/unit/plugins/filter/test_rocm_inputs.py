@@ -10,9 +10,11 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.filter.rocm_inputs import RULES, rocm_input_problems
-from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
+from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
-VALUES = role_defaults('rocm')
+# The defaults without the fleet's mirror (templated defaults stay strings here).
+VALUES = dict(role_defaults('rocm'), rocm_repo_base_url='https://repo.radeon.com',
+              rocm_repo_key_url='https://repo.radeon.com/rocm/rocm.gpg.key')
 CTX = {'platform': PLATFORM, 'release_checks': None, 'packages': None}
 ROCM = 'https://repo.radeon.com/rocm/apt/7.1.1'
 AMDGPU = 'https://repo.radeon.com/amdgpu/30.20.1/ubuntu'
@@ -33,6 +35,15 @@ def _packages(rocm_core=None):
 
 
 CASES = [
+    Case('repository-off-mirror', {'rocm_repo_base_url': 'https://repo.radeon.com',
+                                   'rocm_repo_key_url': 'http://mirror-1:8080/amd/rocm/rocm.gpg.key'}, 'rocm-outside-mirror',
+         {'platform': MIRRORED}, contains='rocm_repo_base_url "https://repo.radeon.com"'),
+    Case('repository-on-mirror', {'rocm_repo_base_url': 'http://mirror-1:8080/amd',
+                                  'rocm_repo_key_url': 'http://mirror-1:8080/amd/rocm/rocm.gpg.key'}, 'rocm-outside-mirror',
+         {'platform': MIRRORED}, absent=True),
+    Case('repository-no-mirror', {'rocm_repo_base_url': 'https://repo.radeon.com'}, 'rocm-outside-mirror', absent=True),
+    Case('mirror-prefix-is-not-a-path', {'rocm_repo_base_url': 'http://mirror-1:80800/amd'}, 'rocm-outside-mirror',
+         {'platform': MIRRORED}),
     Case('unsupported-system', {}, 'rocm-unsupported-system', {'platform': UNSUPPORTED},
          contains=['Unsupported system CentOS 9', 'Debian 12, Ubuntu 22.04, Ubuntu 24.04']),
     Case('supported-system', {}, 'rocm-unsupported-system', absent=True),

@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The mirror after the side effect: what nginx serves and refuses, the manifest, the snapshots kept, the listeners
+on the mirror's address only, and a --check run of converge.yml that changes nothing."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared'))
+
+from checks import assert_check_run_changes_nothing  # noqa: E402 pylint: disable=wrong-import-position
+
+testinfra_hosts = ['podman://llmfleet-molecule-mirror-1']
+ROOT = '/srv/llmfleet-mirror'
+
+
+def address(host):
+    return host.check_output("ip -4 -o route get 1.1.1.1 | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p'")
+
+
+def fetch(host, path, method='GET'):
+    """(status, body) of a request to the mirror's nginx from the mirror host itself, on the fleet's address."""
+    out = host.check_output("curl -sS -X %s -o /tmp/body -w '%%{http_code}' http://%s:8080%s; cat /tmp/body"
+                            % (method, address(host), path))
+    return int(out[:3]), out[3:]
+
+
+def test_the_manifest_names_the_served_snapshot(host):
+    status, body = fetch(host, '/manifest.json')
+    manifest = json.loads(body)
+    assert status == 200
+    assert host.file(ROOT + '/current').linked_to == '%s/snapshots/%s' % (ROOT, manifest['id'])
+    repositories = dict((item['name'], item) for item in manifest['repositories'])
+    assert sorted(repositories) == ['amdgpu-30.20.1', 'rocm-7.1.1']
+    assert all(item['packages'] > 0 and item['suites'][0]['suite'] == 'jammy' for item in repositories.values())
+    assert any(path.startswith('wheels/router/vllm_router-0.1.17') for path in manifest['wheelhouses'])
+    assert manifest['models'][0]['name'] == 'tiny-llama.tar.gz'
+
+
+def test_amd_s_files_are_served_verbatim(host):
+    status, release = fetch(host, '/amd/rocm/apt/7.1.1/dists/jammy/InRelease')
+    assert status == 200 and 'BEGIN PGP SIGNED MESSAGE' in release and 'repo.radeon.com' in release
+    status, key = fetch(host, '/amd/rocm/rocm.gpg.key')
+    assert status == 200 and 'BEGIN PGP PUBLIC KEY BLOCK' in key
+    status, listing = fetch(host, '/wheels/router/')
+    assert status == 200 and 'vllm_router-0.1.17' in listing
+
+
+def test_only_reads_are_served(host):
+    assert fetch(host, '/manifest.json', method='POST')[0] == 403
+    assert fetch(host, '/amd/rocm/apt/7.1.1/.temp/')[0] in (403, 404)
+    assert 'Server: nginx\r' in host.check_output('curl -sSI http://%s:8080/manifest.json' % address(host))
+
+
+def test_the_snapshots_kept(host):
+    names = host.file(ROOT + '/snapshots').listdir()
+    assert not [name for name in names if name.endswith('.partial')]
+    assert len(names) == 2
+
+
+def test_listeners_are_on_the_mirror_s_address_only(host):
+    ours = address(host)
+    for port in (8080, 3142):
+        sockets = [s for s in host.socket.get_listening_sockets() if s.endswith(':%d' % port)]
+        assert sockets == ['tcp://%s:%d' % (ours, port)], sockets
+
+
+def test_a_check_run_changes_nothing():
+    assert_check_run_changes_nothing(__file__)

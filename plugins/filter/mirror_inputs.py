@@ -1,0 +1,185 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Input checks of the mirror role (``mirror_input_problems``)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+    RuleSet, as_int, is_absolute_path, is_http_url, is_one_line, show, supported_system_rule)
+
+_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
+_WORD_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]*\Z')
+_RELEASE_RE = re.compile(r'^[0-9]+\.[0-9]+(\.[0-9]+)?\Z')
+_SHA256_RE = re.compile(r'^[0-9a-f]{64}\Z')
+
+RULES = RuleSet('mirror')
+supported_system_rule(RULES)
+
+
+@RULES.rule('mirror-root-absolute')
+def _root(values, ctx):
+    if not is_absolute_path(values['mirror_root']):
+        return 'mirror_root %s must be an absolute path, such as /srv/llmfleet-mirror.' % show(values['mirror_root'])
+    return None
+
+
+@RULES.rule('mirror-urls')
+def _urls(values, ctx):
+    found = []
+    for name in ('mirror_amd_url', 'mirror_amd_key_url'):
+        if not is_http_url(values[name]):
+            found.append('%s %s must be an http(s) URL.' % (name, show(values[name])))
+    return found
+
+
+@RULES.rule('mirror-architectures')
+def _architectures(values, ctx):
+    items = values['mirror_architectures']
+    if not items or not all(isinstance(item, str) and _WORD_RE.match(item) for item in items):
+        return 'mirror_architectures %s must list Debian architectures such as amd64.' % show(items)
+    return None
+
+
+@RULES.rule('mirror-fleet-releases')
+def _fleet(values, ctx):
+    found = []
+    for node in ctx.get('fleet') or []:
+        for field in ('rocm_version', 'amdgpu_version', 'exporter_version'):
+            release = node.get(field) or ''
+            if release and not _RELEASE_RE.match(str(release)):
+                found.append('%s: %s %s is not a release such as 7.1.1; the mirror copies AMD\'s repository of that'
+                             ' release.' % (node.get('host'), field.replace('_version', ''), show(release)))
+        if not node.get('facts'):
+            found.append('%s: its facts were not gathered, so its system (and the suite of AMD\'s repositories it'
+                         ' uses) is not known; playbooks/mirror.yml gathers them.' % node.get('host'))
+        elif not node.get('suite'):
+            found.append('%s: its system is not in the support table, so no suite of AMD\'s repositories is known'
+                         ' for it.' % node.get('host'))
+    return found
+
+
+@RULES.rule('mirror-nothing')
+def _nothing(values, ctx):
+    if not (ctx.get('fleet') or values['mirror_apt_repositories'] or values['mirror_wheelhouses'] or values['mirror_models']):
+        return ('The mirror has nothing to hold: the groups gpu_nodes and builders have no host, and'
+                ' mirror_apt_repositories, mirror_wheelhouses and mirror_models are empty.')
+    return None
+
+
+def _entries(values, name, required):
+    found = []
+    items = values[name]
+    if not isinstance(items, list):
+        return ['%s must be a list.' % name], []
+    good = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            found.append('%s[%d] %s must be a mapping with %s.' % (name, index, show(item), ', '.join(required)))
+            continue
+        missing = [key for key in required if not item.get(key)]
+        if missing:
+            found.append('%s[%d] lacks %s.' % (name, index, ', '.join(missing)))
+            continue
+        if not (isinstance(item['name'], str) and _NAME_RE.match(item['name'])):
+            found.append('%s[%d].name %s must be a file name of letters, digits, ".", "_" or "-".'
+                         % (name, index, show(item['name'])))
+            continue
+        good.append(item)
+    names = [item['name'] for item in good]
+    twice = sorted(set(item for item in names if names.count(item) > 1))
+    if twice:
+        found.append('%s names %s more than once.' % (name, ', '.join(show(item) for item in twice)))
+    return found, good
+
+
+@RULES.rule('mirror-apt-repositories')
+def _apt(values, ctx):
+    found, good = _entries(values, 'mirror_apt_repositories', ('name', 'url', 'suites'))
+    for item in good:
+        if not is_http_url(item['url']):
+            found.append('mirror_apt_repositories %s: url %s must be an http(s) URL.' % (item['name'], show(item['url'])))
+        for key in ('suites', 'components', 'architectures'):
+            words = item.get(key) or []
+            if not isinstance(words, list) or not all(isinstance(word, str) and _WORD_RE.match(word) for word in words):
+                found.append('mirror_apt_repositories %s: %s %s must be a list of names such as jammy, main or amd64.'
+                             % (item['name'], key, show(words)))
+    return found
+
+
+@RULES.rule('mirror-wheelhouses')
+def _wheelhouses(values, ctx):
+    found, good = _entries(values, 'mirror_wheelhouses', ('name', 'url'))
+    for item in good:
+        if not is_http_url(item['url']):
+            found.append('mirror_wheelhouses %s: url %s must be an http(s) URL of the wheelhouse\'s directory (it holds'
+                         ' SHA256SUMS).' % (item['name'], show(item['url'])))
+        files = item.get('files') or []
+        if not isinstance(files, list) or not all(isinstance(f, str) and _NAME_RE.match(f) for f in files):
+            found.append('mirror_wheelhouses %s: files %s must list file names in the wheelhouse, such as'
+                         ' requirements.txt.' % (item['name'], show(files)))
+    return found
+
+
+@RULES.rule('mirror-models')
+def _models(values, ctx):
+    found, good = _entries(values, 'mirror_models', ('name', 'url', 'checksum'))
+    for item in good:
+        if not is_http_url(item['url']):
+            found.append('mirror_models %s: url %s must be an http(s) URL.' % (item['name'], show(item['url'])))
+        checksum = item['checksum']
+        if not (isinstance(checksum, str) and checksum.startswith('sha256:')
+                and (_SHA256_RE.match(checksum[7:]) or is_http_url(checksum[7:]))):
+            found.append('mirror_models %s: checksum %s must be "sha256:<64 hex digits>" or "sha256:<URL of a sha256sum'
+                         ' file>"; a model is never mirrored unchecked.' % (item['name'], show(checksum)))
+    return found
+
+
+@RULES.rule('mirror-listen')
+def _listen(values, ctx):
+    found = []
+    port = as_int(values['mirror_port'])
+    if port is None or not 1 <= port <= 65535:
+        found.append('mirror_port %s must be a TCP port (1-65535).' % show(values['mirror_port']))
+    if not (isinstance(values['mirror_listen_address'], str) and values['mirror_listen_address']
+            and is_one_line(values['mirror_listen_address']) and ' ' not in values['mirror_listen_address']):
+        found.append('mirror_listen_address %s must be the one address nginx listens on (the address the fleet reaches'
+                     ' the mirror at).' % show(values['mirror_listen_address']))
+    cert, key = values['mirror_tls_certificate'], values['mirror_tls_key']
+    if bool(cert) != bool(key):
+        found.append('mirror_tls_certificate and mirror_tls_key go together: give both paths (TLS) or neither (HTTP).')
+    elif cert and not (is_absolute_path(cert) and is_absolute_path(key)):
+        found.append('mirror_tls_certificate %s and mirror_tls_key %s must be absolute paths on the mirror host.'
+                     % (show(cert), show(key)))
+    return found
+
+
+@RULES.rule('mirror-keep')
+def _keep(values, ctx):
+    keep = as_int(values['mirror_keep_snapshots'])
+    if keep is None or keep < 1:
+        return ('mirror_keep_snapshots %s must be 1 or more (the served snapshot is always kept).'
+                % show(values['mirror_keep_snapshots']))
+    return None
+
+
+@RULES.rule('mirror-proxy')
+def _proxy(values, ctx):
+    proxy = values['mirror_http_proxy']
+    if proxy and not is_http_url(proxy):
+        return 'mirror_http_proxy %s must be "" or an http(s) URL such as http://proxy.example:3128.' % show(proxy)
+    return None
+
+
+def mirror_input_problems(values, platform, fleet=None):
+    """The mirror role's variables and the fleet it serves -> a list of messages (empty when they are fine)."""
+    return RULES.messages(values, {'platform': platform, 'fleet': fleet or []})
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'mirror_input_problems': mirror_input_problems}

@@ -1,0 +1,148 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The mirror role's plan: the fleet's releases and suites, debmirror's arguments, the snapshot id, SHA256SUMS."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.llmfleet.rocm.plugins.filter.mirror import mirror_fleet, mirror_manifest_repositories, mirror_plan, mirror_sums, mirror_wheels
+from input_rules import role_defaults
+
+VALUES = role_defaults('mirror')
+PLATFORMS = {'Debian-12': {'rocm_suite': 'jammy'}, 'Ubuntu-22': {'rocm_suite': 'jammy'}, 'Ubuntu-24': {'rocm_suite': 'noble'}}
+DEFAULTS = {'rocm_version': '7.1.1', 'rocm_amdgpu_version': '30.20.1', 'rocm_install_driver': True,
+            'exporters_amdgpu_exporter_enabled': True, 'exporters_amdgpu_exporter_version': '1.4.0'}
+KEYRING = '/srv/llmfleet-mirror/keys/amd.gpg'
+
+
+def facts(distribution, major):
+    return {'ansible_facts': {'distribution': distribution, 'distribution_major_version': major}}
+
+
+HOSTVARS = {
+    'gpu-1': facts('Ubuntu', '22'),
+    'gpu-2': dict(facts('Ubuntu', '24'), rocm_version='7.0.2', rocm_amdgpu_version='30.10.2'),
+    'gpu-3': dict(facts('Debian', '12'), rocm_install_driver=False),
+    'bare': {},
+}
+
+
+def test_the_fleet_from_facts_variables_and_defaults():
+    fleet = mirror_fleet(['gpu-1', 'gpu-2', 'gpu-3', 'bare'], HOSTVARS, PLATFORMS, DEFAULTS, monitoring=True)
+    assert fleet == [
+        {'host': 'gpu-1', 'facts': True, 'suite': 'jammy', 'rocm_version': '7.1.1', 'amdgpu_version': '30.20.1',
+         'exporter_version': '1.4.0'},
+        {'host': 'gpu-2', 'facts': True, 'suite': 'noble', 'rocm_version': '7.0.2', 'amdgpu_version': '30.10.2',
+         'exporter_version': '1.4.0'},
+        {'host': 'gpu-3', 'facts': True, 'suite': 'jammy', 'rocm_version': '7.1.1', 'amdgpu_version': '',
+         'exporter_version': '1.4.0'},
+        {'host': 'bare', 'facts': False, 'suite': '', 'rocm_version': '7.1.1', 'amdgpu_version': '30.20.1',
+         'exporter_version': '1.4.0'},
+    ]
+
+
+def test_no_exporter_without_monitoring():
+    fleet = mirror_fleet(['gpu-1'], HOSTVARS, PLATFORMS, DEFAULTS)
+    assert fleet[0]['exporter_version'] == ''
+
+
+def plan_of(hosts, changes=None, monitoring=False):
+    values = dict(VALUES, **(changes or {}))
+    return mirror_plan(values, mirror_fleet(hosts, HOSTVARS, PLATFORMS, DEFAULTS, monitoring), KEYRING)
+
+
+def test_exactly_the_releases_and_suites_the_fleet_uses():
+    plan = plan_of(['gpu-1', 'gpu-2', 'gpu-3'])
+    repos = dict((repo['name'], repo) for repo in plan['repositories'])
+    assert sorted(repos) == ['amdgpu-30.10.2', 'amdgpu-30.20.1', 'rocm-7.0.2', 'rocm-7.1.1']
+    assert repos['rocm-7.1.1']['suites'] == ['jammy']
+    assert repos['rocm-7.0.2']['suites'] == ['noble']
+    assert repos['amdgpu-30.20.1']['path'] == 'amd/amdgpu/30.20.1/ubuntu'
+    assert repos['rocm-7.1.1']['url'] == 'https://repo.radeon.com/rocm/apt/7.1.1'
+    assert plan['key'] == {'url': 'https://repo.radeon.com/rocm/rocm.gpg.key', 'path': 'amd/rocm/rocm.gpg.key'}
+
+
+def test_the_exporter_s_repository_with_monitoring():
+    plan = plan_of(['gpu-1'], monitoring=True)
+    repos = dict((repo['name'], repo) for repo in plan['repositories'])
+    assert repos['exporter-1.4.0']['path'] == 'amd/device-metrics-exporter/apt/1.4.0'
+
+
+def test_debmirror_arguments():
+    plan = plan_of(['gpu-1'], {'mirror_amd_url': 'http://llmfleet-lab-repo:8080/'})
+    assert plan['repositories'][0]['debmirror'] == [
+        'debmirror', '--nosource', '--method=http', '--host=llmfleet-lab-repo:8080', '--root=amdgpu/30.20.1/ubuntu',
+        '--dist=jammy', '--section=main', '--arch=amd64', '--keyring=' + KEYRING, '--rsync-extra=none', '--diff=none',
+        '--progress']
+
+
+def test_more_repositories_wheelhouses_and_models():
+    plan = plan_of([], {
+        'mirror_apt_repositories': [{'name': 'extra', 'url': 'https://apt.example/x/', 'suites': ['noble', 'jammy']}],
+        'mirror_wheelhouses': [{'name': 'engine', 'url': 'http://b.example/wheels/current', 'files': ['requirements.txt']}],
+        'mirror_models': [{'name': 'm.tar.gz', 'url': 'http://m.example/m.tar.gz', 'checksum': 'sha256:' + 'a' * 64}]})
+    assert plan['repositories'][0]['path'] == 'apt/extra'
+    assert plan['repositories'][0]['suites'] == ['jammy', 'noble']
+    assert plan['repositories'][0]['components'] == ['main']
+    assert plan['wheelhouses'] == [{'name': 'engine', 'url': 'http://b.example/wheels/current/', 'path': 'wheels/engine',
+                                    'files': ['requirements.txt']}]
+    assert plan['models'][0]['path'] == 'models/m.tar.gz'
+
+
+def test_the_id_follows_the_contents_and_the_refresh_id():
+    first = plan_of(['gpu-1'])['id']
+    assert plan_of(['gpu-1'])['id'] == first
+    assert plan_of(['gpu-1', 'gpu-2'])['id'] != first
+    assert plan_of(['gpu-1'], {'mirror_refresh_id': '2026-12-01'})['id'] != first
+    assert len(first) == 16
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(AnsibleFilterError, match='expects'):
+        mirror_plan('x', [], KEYRING)
+
+
+SUMS = '%s  vllm-0.32.0-py3-none-any.whl\n%s *torch-2.13.0.whl\n\n' % ('A' * 64, 'b' * 64)
+
+
+def test_sums():
+    assert mirror_sums(SUMS) == [{'file': 'vllm-0.32.0-py3-none-any.whl', 'sha256': 'a' * 64},
+                                 {'file': 'torch-2.13.0.whl', 'sha256': 'b' * 64}]
+
+
+@pytest.mark.parametrize('text, message', [
+    ('', 'no file'),
+    ('abc  x.whl\n', 'line 1'),
+    ('%s  ../x.whl\n' % ('a' * 64), 'line 1'),
+    ('%s  dir/x.whl\n' % ('a' * 64), 'line 1'),
+])
+def test_bad_sums(text, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        mirror_sums(text)
+
+
+def test_wheels_from_slurped_sums():
+    wheelhouse = {'name': 'engine', 'url': 'http://b.example/w/', 'path': 'wheels/engine'}
+    results = [{'item': wheelhouse, 'content': base64.b64encode(SUMS.encode()).decode()}]
+    assert mirror_wheels(results) == [
+        {'url': 'http://b.example/w/vllm-0.32.0-py3-none-any.whl', 'path': 'wheels/engine/vllm-0.32.0-py3-none-any.whl',
+         'sha256': 'a' * 64},
+        {'url': 'http://b.example/w/torch-2.13.0.whl', 'path': 'wheels/engine/torch-2.13.0.whl', 'sha256': 'b' * 64}]
+    results[0]['content'] = base64.b64encode(b'<html>not found</html>').decode()
+    with pytest.raises(AnsibleFilterError, match='wheelhouse engine'):
+        mirror_wheels(results)
+
+
+def test_manifest_repositories():
+    results = [{'item': {'name': 'rocm-7.1.1', 'path': 'amd/rocm/apt/7.1.1', 'url': 'http://r/rocm/apt/7.1.1'},
+                'suites': [{'suite': 'jammy', 'signed_by': 'F' * 40}], 'packages': 3, 'bytes': 10}]
+    assert mirror_manifest_repositories(results) == [
+        {'name': 'rocm-7.1.1', 'path': 'amd/rocm/apt/7.1.1', 'url': 'http://r/rocm/apt/7.1.1',
+         'suites': [{'suite': 'jammy', 'signed_by': 'F' * 40}], 'packages': 3, 'bytes': 10}]

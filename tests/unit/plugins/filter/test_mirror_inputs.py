@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmfleet.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every input rule of the mirror role, triggered and quiet."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.llmfleet.rocm.plugins.filter.mirror_inputs import RULES, mirror_input_problems
+from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
+
+VALUES = dict(role_defaults('mirror'), mirror_listen_address='10.0.0.5', mirror_http_proxy='')
+NODE = {'host': 'gpu-1', 'facts': True, 'suite': 'jammy', 'rocm_version': '7.1.1', 'amdgpu_version': '30.20.1',
+        'exporter_version': ''}
+CTX = {'platform': PLATFORM, 'fleet': [NODE]}
+WHEELHOUSE = {'name': 'engine', 'url': 'http://build.example/wheels/current/', 'files': ['requirements.txt']}
+MODEL = {'name': 'llama.tar.gz', 'url': 'http://models.example/llama.tar.gz', 'checksum': 'sha256:' + 'a' * 64}
+
+CASES = [
+    Case('unsupported-system', {}, 'mirror-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
+    Case('supported-system', {}, 'mirror-unsupported-system', absent=True),
+    Case('relative-root', {'mirror_root': 'srv/mirror'}, 'mirror-root-absolute', contains='"srv/mirror"'),
+    Case('absolute-root', {'mirror_root': '/data/mirror'}, 'mirror-root-absolute', absent=True),
+    Case('amd-url-not-http', {'mirror_amd_url': 'ftp://repo.example'}, 'mirror-urls', contains='mirror_amd_url'),
+    Case('key-url-newline', {'mirror_amd_key_url': 'https://repo.example/k\nx'}, 'mirror-urls', contains='mirror_amd_key_url'),
+    Case('urls-fine', {'mirror_amd_url': 'http://llmfleet-lab-repo:8080'}, 'mirror-urls', absent=True),
+    Case('no-architecture', {'mirror_architectures': []}, 'mirror-architectures'),
+    Case('architecture-with-space', {'mirror_architectures': ['amd64 i386']}, 'mirror-architectures', contains='amd64 i386'),
+    Case('architectures-fine', {'mirror_architectures': ['amd64', 'arm64']}, 'mirror-architectures', absent=True),
+    Case('release-two-words', {}, 'mirror-fleet-releases', {'fleet': [dict(NODE, rocm_version='7.1 beta')]},
+         contains='gpu-1: rocm "7.1 beta"'),
+    Case('no-facts', {}, 'mirror-fleet-releases', {'fleet': [dict(NODE, facts=False, suite='')]}, contains='not gathered'),
+    Case('unsupported-node', {}, 'mirror-fleet-releases', {'fleet': [dict(NODE, suite='')]}, contains='support table'),
+    Case('releases-fine', {}, 'mirror-fleet-releases', absent=True),
+    Case('nothing-to-hold', {}, 'mirror-nothing', {'fleet': []}, contains='nothing to hold'),
+    Case('only-a-model', {'mirror_models': [MODEL]}, 'mirror-nothing', {'fleet': []}, absent=True),
+    Case('repository-not-a-mapping', {'mirror_apt_repositories': ['http://x']}, 'mirror-apt-repositories',
+         contains='must be a mapping'),
+    Case('repository-without-suites', {'mirror_apt_repositories': [{'name': 'extra', 'url': 'http://x/'}]},
+         'mirror-apt-repositories', contains='lacks suites'),
+    Case('repository-bad-name', {'mirror_apt_repositories': [{'name': '../x', 'url': 'http://x/', 'suites': ['jammy']}]},
+         'mirror-apt-repositories', contains='"../x"'),
+    Case('repository-bad-url', {'mirror_apt_repositories': [{'name': 'extra', 'url': 'x', 'suites': ['jammy']}]},
+         'mirror-apt-repositories', contains='url "x"'),
+    Case('repository-bad-suite', {'mirror_apt_repositories': [{'name': 'extra', 'url': 'http://x/', 'suites': ['jammy main']}]},
+         'mirror-apt-repositories', contains='suites'),
+    Case('repositories-twice', {'mirror_apt_repositories': [{'name': 'extra', 'url': 'http://x/', 'suites': ['jammy']}] * 2},
+         'mirror-apt-repositories', contains='more than once'),
+    Case('repository-fine', {'mirror_apt_repositories': [{'name': 'extra', 'url': 'http://x/', 'suites': ['jammy'],
+                                                          'components': ['main'], 'architectures': ['amd64']}]},
+         'mirror-apt-repositories', absent=True),
+    Case('wheelhouse-bad-url', {'mirror_wheelhouses': [dict(WHEELHOUSE, url='/srv/wheels')]}, 'mirror-wheelhouses',
+         contains='SHA256SUMS'),
+    Case('wheelhouse-file-with-directory', {'mirror_wheelhouses': [dict(WHEELHOUSE, files=['../lock.txt'])]},
+         'mirror-wheelhouses', contains='"../lock.txt"'),
+    Case('wheelhouse-without-url', {'mirror_wheelhouses': [{'name': 'engine'}]}, 'mirror-wheelhouses', contains='lacks url'),
+    Case('wheelhouse-fine', {'mirror_wheelhouses': [WHEELHOUSE]}, 'mirror-wheelhouses', absent=True),
+    Case('model-unchecked', {'mirror_models': [dict(MODEL, checksum='md5:abc')]}, 'mirror-models', contains='never mirrored unchecked'),
+    Case('model-short-hash', {'mirror_models': [dict(MODEL, checksum='sha256:abc')]}, 'mirror-models'),
+    Case('model-bad-url', {'mirror_models': [dict(MODEL, url='s3://bucket/x')]}, 'mirror-models', contains='"s3://bucket/x"'),
+    Case('model-checksum-url', {'mirror_models': [dict(MODEL, checksum='sha256:http://models.example/x.sha256')]},
+         'mirror-models', absent=True),
+    Case('model-fine', {'mirror_models': [MODEL]}, 'mirror-models', absent=True),
+    Case('port-zero', {'mirror_port': 0}, 'mirror-listen', contains='mirror_port 0'),
+    Case('address-two-words', {'mirror_listen_address': '10.0.0.5 10.0.0.6'}, 'mirror-listen', contains='one address'),
+    Case('tls-half', {'mirror_tls_certificate': '/etc/ssl/m.pem'}, 'mirror-listen', contains='go together'),
+    Case('tls-relative', {'mirror_tls_certificate': 'm.pem', 'mirror_tls_key': 'm.key'}, 'mirror-listen',
+         contains='absolute paths'),
+    Case('tls-fine', {'mirror_tls_certificate': '/etc/ssl/m.pem', 'mirror_tls_key': '/etc/ssl/m.key'}, 'mirror-listen',
+         absent=True),
+    Case('keep-none', {'mirror_keep_snapshots': 0}, 'mirror-keep', contains='1 or more'),
+    Case('keep-text', {'mirror_keep_snapshots': 'all'}, 'mirror-keep'),
+    Case('keep-one', {'mirror_keep_snapshots': '1'}, 'mirror-keep', absent=True),
+    Case('proxy-not-url', {'mirror_http_proxy': 'proxy:3128'}, 'mirror-proxy', contains='"proxy:3128"'),
+    Case('proxy-fine', {'mirror_http_proxy': 'http://proxy.example:3128'}, 'mirror-proxy', absent=True),
+]
+
+
+@pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
+def test_rule(case):
+    run_case(RULES, VALUES, CTX, case)
+
+
+def test_defaults_have_no_problem():
+    assert mirror_input_problems(VALUES, PLATFORM, [NODE]) == []
+
+
+def test_every_rule_is_reached():
+    assert_every_rule_reached(RULES, CASES)
