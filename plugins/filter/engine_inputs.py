@@ -111,6 +111,16 @@ def _model_source(values, ctx):
     return None
 
 
+@RULES.rule('engine-model-hub-without-route')
+def _model_hub_mirrored(values, ctx):
+    mirror = (ctx.get('platform') or {}).get('mirror_url')
+    if mirror and ctx.get('model_kind') == 'hub':
+        return ('engine_model_source %s is a model hub id, but the nodes reach nothing but the fleet\'s mirror %s'
+                ' (llmfleet_mirror_url): mirror the model as an archive (mirror_models) and give its URL there, such as'
+                ' %s/models/<name>.tar.gz with engine_model_checksum.' % (show(values['engine_model_source']), show(mirror), mirror))
+    return None
+
+
 @RULES.rule('engine-model-checksum')
 def _model_checksum(values, ctx):
     checksum = values['engine_model_checksum']

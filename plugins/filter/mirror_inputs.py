@@ -18,7 +18,7 @@ _WORD_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]*\Z')
 _RELEASE_RE = re.compile(r'^[0-9]+\.[0-9]+(\.[0-9]+)?\Z')
 _SHA256_RE = re.compile(r'^[0-9a-f]{64}\Z')
 _PATH_RE = re.compile(r'^/[A-Za-z0-9._/-]+\Z')
-
+_FINGERPRINT_RE = re.compile(r'^[0-9A-Fa-f]{40}\Z')
 
 
 def is_address(value):
@@ -49,6 +49,17 @@ def _urls(values, ctx):
         if not is_http_url(values[name]):
             found.append('%s %s must be an http(s) URL.' % (name, show(values[name])))
     return found
+
+
+@RULES.rule('mirror-key-fingerprints')
+def _fingerprints(values, ctx):
+    pins = values['mirror_amd_key_fingerprints']
+    bad = [pin for pin in pins if not (isinstance(pin, str) and _FINGERPRINT_RE.match(pin.replace(' ', '')))] \
+        if isinstance(pins, list) else [pins]
+    if bad:
+        return ('mirror_amd_key_fingerprints %s must list OpenPGP fingerprints of 40 hex digits (spaces allowed), such'
+                ' as the one `gpg --show-keys <key file>` prints.' % ', '.join(show(pin) for pin in bad))
+    return None
 
 
 @RULES.rule('mirror-architectures')
@@ -188,9 +199,18 @@ def _proxy(values, ctx):
     return None
 
 
-def mirror_input_problems(values, platform, fleet=None):
-    """The mirror role's variables and the fleet it serves -> a list of messages (empty when they are fine)."""
-    return RULES.messages(values, {'platform': platform, 'fleet': fleet or []})
+@RULES.rule('mirror-host-is-a-gateway')
+def _gateway(values, ctx):
+    if ctx.get('gateway'):
+        return ('This host is in the gateways group too: the mirror writes the whole of nginx\'s configuration, which'
+                ' would replace the gateway\'s. Give the mirror a host of its own.')
+    return None
+
+
+def mirror_input_problems(values, platform, fleet=None, gateway=False):
+    """The mirror role's variables, the fleet it serves and whether this host is a gateway too -> a list of messages
+    (empty when they are fine)."""
+    return RULES.messages(values, {'platform': platform, 'fleet': fleet or [], 'gateway': gateway})
 
 
 class FilterModule(object):

@@ -48,6 +48,10 @@ CASES = [
                            'engine_model_source': 'http://mirror-1:8080/models/m.tar.gz'}, 'engine-outside-mirror',
          {'platform': MIRRORED}, absent=True),
     Case('no-mirror', {'engine_wheelhouse_url': 'http://build.example/wheels/'}, 'engine-outside-mirror', absent=True),
+    Case('hub-id-with-mirror', {'engine_model_source': 'TinyLlama/TinyLlama-1.1B', 'engine_model_name': 'tiny'},
+         'engine-model-hub-without-route', {'platform': MIRRORED, 'model_kind': 'hub'}, contains='mirror_models'),
+    Case('hub-id-without-mirror', {'engine_model_source': 'TinyLlama/TinyLlama-1.1B', 'engine_model_name': 'tiny'},
+         'engine-model-hub-without-route', {'model_kind': 'hub'}, absent=True),
     Case('unsupported-system', {}, 'engine-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
     Case('supported-system', {}, 'engine-unsupported-system', absent=True),
 

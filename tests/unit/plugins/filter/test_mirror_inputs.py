@@ -28,6 +28,10 @@ CASES = [
     Case('amd-url-not-http', {'mirror_amd_url': 'ftp://repo.example'}, 'mirror-urls', contains='mirror_amd_url'),
     Case('key-url-newline', {'mirror_amd_key_url': 'https://repo.example/k\nx'}, 'mirror-urls', contains='mirror_amd_key_url'),
     Case('urls-fine', {'mirror_amd_url': 'http://llmfleet-lab-repo:8080'}, 'mirror-urls', absent=True),
+    Case('fingerprint-short', {'mirror_amd_key_fingerprints': ['1A693C5C']}, 'mirror-key-fingerprints', contains='"1A693C5C"'),
+    Case('fingerprints-not-a-list', {'mirror_amd_key_fingerprints': 'CA8B'}, 'mirror-key-fingerprints'),
+    Case('fingerprint-with-spaces', {'mirror_amd_key_fingerprints': ['CA8B B472 7A47 B4D0 9B4E  E896 9386 B48A 1A69 3C5C']},
+         'mirror-key-fingerprints', absent=True),
     Case('no-architecture', {'mirror_architectures': []}, 'mirror-architectures'),
     Case('architecture-with-space', {'mirror_architectures': ['amd64 i386']}, 'mirror-architectures', contains='amd64 i386'),
     Case('architectures-fine', {'mirror_architectures': ['amd64', 'arm64']}, 'mirror-architectures', absent=True),
@@ -81,6 +85,8 @@ CASES = [
     Case('keep-text', {'mirror_keep_snapshots': 'all'}, 'mirror-keep'),
     Case('keep-one', {'mirror_keep_snapshots': '1'}, 'mirror-keep', absent=True),
     Case('proxy-not-url', {'mirror_http_proxy': 'proxy:3128'}, 'mirror-proxy', contains='"proxy:3128"'),
+    Case('host-is-a-gateway', {}, 'mirror-host-is-a-gateway', {'gateway': True}, contains='host of its own'),
+    Case('host-of-its-own', {}, 'mirror-host-is-a-gateway', absent=True),
     Case('proxy-fine', {'mirror_http_proxy': 'http://proxy.example:3128'}, 'mirror-proxy', absent=True),
 ]
 
