@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
-    RuleSet, as_int, as_number, is_absolute_path, is_http_url, mirror_only_rule, show, supported_system_rule)
+    RuleSet, as_int, as_number, is_absolute_path, is_http_url, is_nginx_path, mirror_only_rule, show, supported_system_rule)
 
 # What the inputs may hold.
 _ADDRESS_RE = re.compile(r'^[A-Za-z0-9._:-]+\Z')
@@ -25,7 +25,6 @@ _PORT_RE = re.compile(r'^[1-9][0-9]{0,4}\Z')
 _API_KEY_RE = re.compile(r'^[A-Za-z0-9._~+/-]{16,}=*\Z')
 # A path written into an nginx file: absolute, and none of what nginx's grammar reads as more than
 # a word (whitespace, ; { } quotes, $ variables, # comments, \ escapes).
-_NGINX_PATH_RE = re.compile(r'^/[^\s;{}\'"$#\\]*\Z')
 _GROUP_RE = re.compile(r'^[A-Za-z0-9_.-]+\Z')
 _DIRECTIVE_NAME_RE = re.compile(r'^[a-z_][a-z0-9_]*\Z')
 # What the verify phase may ask: a path the gateway proxies (or its own health), in URL characters.
@@ -323,7 +322,7 @@ def _tls_files(values, ctx):
 @RULES.rule('gateway-tls-paths')
 def _tls_paths(values, ctx):
     bad = ['%s %s' % (name, show(values[name])) for name in ('gateway_tls_certificate', 'gateway_tls_key')
-           if values[name] and not (isinstance(values[name], str) and _NGINX_PATH_RE.match(values[name]))]
+           if values[name] and not is_nginx_path(values[name])]
     if bad:
         return ('%s: not an absolute path on the gateway node without whitespace or any of ; { } \' " $ # \\'
                 ' (nginx would read them as more than a path).' % ', '.join(bad))

@@ -7,26 +7,16 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import ipaddress
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
-    RuleSet, as_int, is_absolute_path, is_http_url, show, supported_system_rule)
+    RuleSet, as_int, is_absolute_path, is_http_url, is_ip_address, is_nginx_path, show, supported_system_rule)
 
 _NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
 _WORD_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]*\Z')
 _RELEASE_RE = re.compile(r'^[0-9]+\.[0-9]+(\.[0-9]+)?\Z')
 _SHA256_RE = re.compile(r'^[0-9a-f]{64}\Z')
-_PATH_RE = re.compile(r'^/[A-Za-z0-9._/-]+\Z')
 _FINGERPRINT_RE = re.compile(r'^[0-9A-Fa-f]{40}\Z')
-
-
-def is_address(value):
-    try:
-        ipaddress.ip_address(value if isinstance(value, str) else '')
-    except ValueError:
-        return False
-    return True
 
 
 RULES = RuleSet('mirror')
@@ -36,9 +26,9 @@ supported_system_rule(RULES)
 @RULES.rule('mirror-root-absolute')
 def _root(values, ctx):
     root = values['mirror_root']
-    if not (is_absolute_path(root) and _PATH_RE.match(root)):
-        return ('mirror_root %s must be an absolute path of letters, digits, "/", ".", "_" and "-", such as'
-                ' /srv/llmfleet-mirror (nginx serves it).' % show(root))
+    if not (is_absolute_path(root) and is_nginx_path(root)):
+        return ('mirror_root %s must be an absolute path without spaces or any of ;{}#$\'"\\ (nginx serves it), such as'
+                ' /srv/llmfleet-mirror.' % show(root))
     return None
 
 
@@ -170,15 +160,15 @@ def _listen(values, ctx):
     port = as_int(values['mirror_port'])
     if port is None or not 1 <= port <= 65535:
         found.append('mirror_port %s must be a TCP port (1-65535).' % show(values['mirror_port']))
-    if not is_address(values['mirror_listen_address']):
+    if not is_ip_address(values['mirror_listen_address']):
         found.append('mirror_listen_address %s must be the one IP address nginx and apt-cacher-ng listen on (the'
                      ' address the fleet reaches the mirror at).' % show(values['mirror_listen_address']))
     cert, key = values['mirror_tls_certificate'], values['mirror_tls_key']
     if bool(cert) != bool(key):
         found.append('mirror_tls_certificate and mirror_tls_key go together: give both paths (TLS) or neither (HTTP).')
-    elif cert and not all(is_absolute_path(path) and _PATH_RE.match(path) for path in (cert, key)):
-        found.append('mirror_tls_certificate %s and mirror_tls_key %s must be absolute paths on the mirror host, of'
-                     ' letters, digits, "/", ".", "_" and "-".' % (show(cert), show(key)))
+    elif cert and not all(is_absolute_path(path) and is_nginx_path(path) for path in (cert, key)):
+        found.append('mirror_tls_certificate %s and mirror_tls_key %s must be absolute paths on the mirror host, without'
+                     ' spaces or any of ;{}#$\'"\\.' % (show(cert), show(key)))
     return found
 
 

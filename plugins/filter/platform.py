@@ -7,9 +7,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import is_http_url, show
+
+_APT_SPECIAL = re.compile(r'["\';{}\\]')
 
 # ansible_facts.virtualization_type values of containers (the kernel is the host's).
 CONTAINER_TYPES = frozenset(['container', 'containerd', 'docker', 'lxc', 'openvz', 'podman', 'systemd-nspawn', 'wsl'])
@@ -61,9 +65,10 @@ def node_platform(facts, table, kernel_managed=None, installed=None, mirror_url=
         platform.setdefault(name, [])
     platform.setdefault('rocm_suite', '')
     for name, value in (('llmfleet_mirror_url', mirror_url), ('llmfleet_apt_proxy', apt_proxy)):
-        if not (isinstance(value, str) and (value.strip() == '' or is_http_url(value.strip()))):
-            raise AnsibleFilterError('%s %s must be "" or an http(s) URL, such as http://mirror-1:8080 (the mirror) or'
-                                     ' http://mirror-1:3142 (its apt proxy).' % (name, show(value)))
+        # apt's configuration quotes the proxy: a quote, ; or brace would end its value.
+        if not (isinstance(value, str) and (value.strip() == '' or (is_http_url(value.strip()) and not _APT_SPECIAL.search(value)))):
+            raise AnsibleFilterError('%s %s must be "" or an http(s) URL without quotes, ";", braces or backslashes, such as'
+                                     ' http://mirror-1:8080 (the mirror) or http://mirror-1:3142 (its apt proxy).' % (name, show(value)))
     platform['mirror_url'] = mirror_url.strip().rstrip('/')
     platform['apt_proxy'] = apt_proxy.strip()
     if installed is not None and not isinstance(installed, dict):

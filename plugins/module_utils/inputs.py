@@ -23,6 +23,8 @@ _ABSOLUTE_PATH_RE = re.compile(r'^/[^\x00-\x1f\x7f]*\Z')
 _HTTP_URL_RE = re.compile(r'^https?://[^/\s]+[^\s]*\Z')
 # A value that a file we write keeps on one line (no line breaks, no other control characters).
 _ONE_LINE_RE = re.compile(r'^[^\x00-\x1f\x7f]*\Z')
+# A path nginx reads as it is: absolute, no space, no character nginx gives a meaning ($ a variable, ; { } # quotes).
+_NGINX_PATH_RE = re.compile(r'^/[^\s;{}\'"$#\\]*\Z')
 
 
 class RuleSet(object):
@@ -115,6 +117,18 @@ def show(value):
 
 def is_absolute_path(value):
     return isinstance(value, str) and _ABSOLUTE_PATH_RE.match(value) is not None and value != '/'
+
+
+def is_nginx_path(value):
+    return isinstance(value, str) and _NGINX_PATH_RE.match(value) is not None
+
+
+def is_ip_address(value):
+    try:
+        ipaddress.ip_address(value if isinstance(value, str) else '')
+    except ValueError:
+        return False
+    return True
 
 
 def is_http_url(value):

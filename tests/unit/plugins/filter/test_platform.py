@@ -103,6 +103,8 @@ def test_the_fleet_s_mirror():
 @pytest.mark.parametrize('name, kwargs', [
     ('llmfleet_mirror_url', {'mirror_url': 'mirror-1:8080'}),
     ('llmfleet_apt_proxy', {'apt_proxy': 'http://proxy:3142\nAcquire::x "y";'}),
+    ('llmfleet_apt_proxy', {'apt_proxy': 'http://proxy:3142";Acquire::x::y "z'}),
+    ('llmfleet_mirror_url', {'mirror_url': 'http://mirror-1:8080/{x}'}),
 ])
 def test_the_fleet_s_sources_must_be_urls(name, kwargs):
     with pytest.raises(AnsibleFilterError, match=name + ' .* must be "" or an http'):
