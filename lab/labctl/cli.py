@@ -78,7 +78,8 @@ def cmd_status(_args):
     say('wheels    %s %s' % (os.path.join(wheelhouse.wheels_root(), wheelhouse.wheelhouse_key()),
                              'present' if wheelhouse.wheelhouse_dir() else 'NEEDS BUILD (labctl wheelhouse)'))
     say('model     %s %s' % (os.path.join(model.MODELS, model.MODEL_NAME), model.model_state()))
-    say('network   %s %s' % (hosts.NETWORK, 'exists' if hosts.network_exists() else 'absent'))
+    for name in (hosts.NETWORK, hosts.INTERNAL_NETWORK):
+        say('network   %s %s' % (name, 'exists' if hosts.network_exists(name) else 'absent'))
     rows = hosts.container_rows()
     if not rows:
         say('containers: none')
@@ -101,7 +102,7 @@ def _artifacts():
     # the stand-in sources with the pinned build tools.
     model.build()
     wheelhouse.build_engine()
-    # The mirror scenario mirrors the router's wheelhouse (the smallest with SHA256SUMS).
+    # The mirror scenario mirrors the engine's and the router's wheelhouses.
     wheelhouse.build_pinned()
     buildstage.buildtools()
     buildstage.sources()

@@ -25,6 +25,10 @@ NETWORK = 'llmfleet-lab'
 # the range, away from the addresses podman hands out to molecule's containers from the bottom),
 # the gateways' certificates carry theirs, and the controller (the bridge, .1) is the admin range.
 SUBNET = '10.89.77.0/24'
+# The internal network: no route out of it (podman --internal), so a host only on it reaches nothing but its
+# members; the molecule scenario "mirror" puts a GPU node and a gateway there and the mirror host on both networks.
+INTERNAL_NETWORK = 'llmfleet-lab-internal'
+INTERNAL_SUBNET = '10.89.78.0/24'
 REPO_SERVER = 'llmfleet-lab-repo'
 REPO_PORT = 8080
 HOST_PREFIX = 'llmfleet-lab-'
@@ -37,7 +41,7 @@ KNOWN_HOSTS = os.path.join(LAB, 'known_hosts')
 def exports(tag):
     """The environment that makes podman and molecule use the lab's configuration, image, network and repository."""
     return {'CONTAINERS_CONF': CONTAINERS_CONF, 'LLMFLEET_LAB_IMAGE': tag, 'LLMFLEET_LAB_NETWORK': NETWORK,
-            'LLMFLEET_LAB_REPO_URL': 'http://%s:%d' % (REPO_SERVER, REPO_PORT)}
+            'LLMFLEET_LAB_INTERNAL_NETWORK': INTERNAL_NETWORK, 'LLMFLEET_LAB_REPO_URL': 'http://%s:%d' % (REPO_SERVER, REPO_PORT)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,25 +120,35 @@ def container_state(name):
     return status, config
 
 
-def network_exists():
-    return podman('network', 'exists', NETWORK, check=False)[0] == 0
+def network_exists(name=NETWORK):
+    return podman('network', 'exists', name, check=False)[0] == 0
 
 
-def network_subnet():
-    _rc, out = podman('network', 'inspect', '--format', '{{range .Subnets}}{{.Subnet}} {{end}}', NETWORK, quiet=True)
+def network_subnet(name=NETWORK):
+    _rc, out = podman('network', 'inspect', '--format', '{{range .Subnets}}{{.Subnet}} {{end}}', name, quiet=True)
     return out.split()
 
 
+def network_internal(name):
+    _rc, out = podman('network', 'inspect', '--format', '{{.Internal}}', name, quiet=True)
+    return out.strip() == 'true'
+
+
 def ensure_network():
-    if network_exists() and SUBNET not in network_subnet():
-        say('    network %s has subnet %s, not %s: removing the lab to make it again' % (
-            NETWORK, ' '.join(network_subnet()), SUBNET))
-        remove_all()
-    if not network_exists():
-        say('    podman network create %s (%s)' % (NETWORK, SUBNET))
-        podman('network', 'create', '--subnet', SUBNET, '--label', '%s=network' % LABEL, NETWORK)
-    else:
-        say('    network %s exists (%s)' % (NETWORK, SUBNET))
+    """The lab network (routed out through the controller) and the internal one (no route out), each with its subnet."""
+    wanted = [(NETWORK, SUBNET, False), (INTERNAL_NETWORK, INTERNAL_SUBNET, True)]
+    for name, subnet, internal in wanted:
+        if network_exists(name) and (subnet not in network_subnet(name) or network_internal(name) != internal):
+            say('    network %s has subnet %s (internal %s), not %s (internal %s): removing the lab to make it again' % (
+                name, ' '.join(network_subnet(name)), network_internal(name), subnet, internal))
+            remove_all()
+    for name, subnet, internal in wanted:
+        if not network_exists(name):
+            say('    podman network create %s (%s%s)' % (name, subnet, ', internal' if internal else ''))
+            podman('network', 'create', '--subnet', subnet, '--label', '%s=network' % LABEL,
+                   *(['--internal'] if internal else []), name)
+        else:
+            say('    network %s exists (%s)' % (name, subnet))
 
 
 def ensure_repo_server(tag):
@@ -274,16 +288,17 @@ def stop_running():
 
 
 def remove_all():
-    """Stop (SIGRTMIN+3 for systemd hosts) and remove every lab container, then the network."""
+    """Stop (SIGRTMIN+3 for systemd hosts) and remove every lab container, then the networks."""
     names = lab_containers()
     if names:
         start = time.time()
         podman('stop', '-t', '30', *names)
         say('    stopped %s in %.1f s' % (' '.join(names), time.time() - start))
         podman('rm', *names)
-    if network_exists():
-        rc, out = podman('network', 'rm', NETWORK, check=False)
-        say('    network %s %s' % (NETWORK, 'removed' if rc == 0 else 'NOT removed: ' + out.strip()))
+    for name in (NETWORK, INTERNAL_NETWORK):
+        if network_exists(name):
+            rc, out = podman('network', 'rm', name, check=False)
+            say('    network %s %s' % (name, 'removed' if rc == 0 else 'NOT removed: ' + out.strip()))
     left = lab_containers()
     if left:
         raise LabError('containers left: %s' % ' '.join(left))

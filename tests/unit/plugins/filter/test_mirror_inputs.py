@@ -88,6 +88,17 @@ CASES = [
     Case('host-is-a-gateway', {}, 'mirror-host-is-a-gateway', {'gateway': True}, contains='host of its own'),
     Case('host-of-its-own', {}, 'mirror-host-is-a-gateway', absent=True),
     Case('proxy-fine', {'mirror_http_proxy': 'http://proxy.example:3128'}, 'mirror-proxy', absent=True),
+    Case('backends-newline', {'mirror_apt_cache_backends': {'debian': ['http://deb.example/debian/\nhttp://x/'],
+                                                            'ubuntu': ['http://archive.ubuntu.com/ubuntu/']}},
+         'mirror-apt-cache-backends', contains='mirror_apt_cache_backends'),
+    Case('backends-without-ubuntu', {'mirror_apt_cache_backends': {'debian': ['http://deb.debian.org/debian/']}},
+         'mirror-apt-cache-backends'),
+    Case('backends-empty-list', {'mirror_apt_cache_backends': {'debian': [], 'ubuntu': []}}, 'mirror-apt-cache-backends'),
+    Case('backends-without-cache', {'mirror_apt_cache': False, 'mirror_apt_cache_backends': {}}, 'mirror-apt-cache-backends',
+         absent=True),
+    Case('backends-fine', {'mirror_apt_cache_backends': {'debian': ['http://ftp.de.debian.org/debian/'],
+                                                         'ubuntu': ['http://de.archive.ubuntu.com/ubuntu/']}},
+         'mirror-apt-cache-backends', absent=True),
 ]
 
 

@@ -105,6 +105,7 @@ def test_the_fleet_s_mirror():
     ('llmfleet_apt_proxy', {'apt_proxy': 'http://proxy:3142\nAcquire::x "y";'}),
     ('llmfleet_apt_proxy', {'apt_proxy': 'http://proxy:3142";Acquire::x::y "z'}),
     ('llmfleet_mirror_url', {'mirror_url': 'http://mirror-1:8080/{x}'}),
+    ('llmfleet_http_proxy', {'http_proxy': 'proxy:3128'}),
 ])
 def test_the_fleet_s_sources_must_be_urls(name, kwargs):
     with pytest.raises(AnsibleFilterError, match=name + ' .* must be "" or an http'):
@@ -113,3 +114,11 @@ def test_the_fleet_s_sources_must_be_urls(name, kwargs):
 
 def test_the_apt_proxy():
     assert node_platform(facts(), TABLE, apt_proxy='http://mirror-1:3142')['apt_proxy'] == 'http://mirror-1:3142'
+
+
+def test_the_proxy_environment():
+    assert node_platform(facts(), TABLE)['proxy_env'] == {}
+    env = node_platform(facts(), TABLE, http_proxy=' http://proxy:3128 ',
+                        no_proxy=['gpu-node-1', '10.0.0.5', '', None, 'gpu-node-1', '127.0.0.1'])['proxy_env']
+    assert env == {'http_proxy': 'http://proxy:3128', 'https_proxy': 'http://proxy:3128',
+                   'no_proxy': 'localhost,127.0.0.1,::1,gpu-node-1,10.0.0.5'}
