@@ -28,7 +28,7 @@ WEIGHTS = {
     'engine': 330,
     'gateway': 650,
     'lab': 140,
-    'mirror': 1300,
+    'mirror': 1110,
     'node_options': 265,
     'preflight': 175,
     'rocm': 420,
