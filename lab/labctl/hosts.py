@@ -138,9 +138,12 @@ def ensure_network():
     """The lab network (routed out through the controller) and the internal one (no route out), each with its subnet."""
     wanted = [(NETWORK, SUBNET, False), (INTERNAL_NETWORK, INTERNAL_SUBNET, True)]
     for name, subnet, internal in wanted:
-        if network_exists(name) and (subnet not in network_subnet(name) or network_internal(name) != internal):
+        if not network_exists(name):
+            continue
+        subnets, is_internal = network_subnet(name), network_internal(name)
+        if subnet not in subnets or is_internal != internal:
             say('    network %s has subnet %s (internal %s), not %s (internal %s): removing the lab to make it again' % (
-                name, ' '.join(network_subnet(name)), network_internal(name), subnet, internal))
+                name, ' '.join(subnets), is_internal, subnet, internal))
             remove_all()
     for name, subnet, internal in wanted:
         if not network_exists(name):

@@ -14,7 +14,9 @@ import json
 import testinfra
 
 testinfra_hosts = ['podman://llmfleet-molecule-mirror-node', 'podman://llmfleet-molecule-mirror-gateway']
-MIRROR = 'http://10.89.78.250:8080'
+# The mirror host's address on the internal network (molecule.yml).
+MIRROR_ADDRESS = '10.89.78.250'
+MIRROR = 'http://%s:8080' % MIRROR_ADDRESS
 REPO_SERVER = 'llmfleet-lab-repo'
 CONNECT = ('python3 -c "import socket, sys; s = socket.socket(); s.settimeout(5); '
            'print(s.connect_ex((sys.argv[1], int(sys.argv[2]))))" %s %s')
@@ -36,14 +38,14 @@ def test_the_outside_is_unreachable(host):
 
 
 def test_the_mirror_is_reachable(host):
-    assert host.check_output(CONNECT % ('10.89.78.250', 8080)) == '0'
+    assert host.check_output(CONNECT % (MIRROR_ADDRESS, 8080)) == '0'
     manifest = json.loads(host.check_output('curl -sSf %s/manifest.json' % MIRROR))
     assert manifest['id']
 
 
 def test_apt_goes_through_the_mirror(host):
     proxy = host.file('/etc/apt/apt.conf.d/01llmfleet-proxy').content_string
-    assert 'Acquire::http::Proxy "http://10.89.78.250:3142";' in proxy
+    assert 'Acquire::http::Proxy "http://%s:3142";' % MIRROR_ADDRESS in proxy
     for path in host.check_output('ls /etc/apt/sources.list.d').split():
         text = host.file('/etc/apt/sources.list.d/' + path).content_string
         for line in text.splitlines():
