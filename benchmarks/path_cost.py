@@ -24,6 +24,11 @@ the median of the per-repetition throughput ratios to direct and of the per-repe
 p50 to direct, as benchmarks/gateway_overhead.py does. Goal (issue 14): nginx alone at a throughput ratio
 of at least 0.99 and at most 1 ms added TTFT p50; nginx+router's figures beside it.
 
+The default rate is a GPU worker's under that load: a worker decoding 64 streams at once gives each a token every
+10 to 30 ms, so --itl-ms 16 (62.5 tokens/s per stream) makes 4000 tokens/s over the 64 streams. A faster rate is one
+flag away; on a machine of 2 cores --itl-ms 2 (32000 tokens/s) saturates the cores with the Python client and
+stand-ins, and the arms then differ by the noise of that contention, not by the path.
+
 By default nothing is pinned to a CPU: the client, nginx, the router and the stand-ins share the machine's
 cores (the report prints how many); on a small machine the figures include that contention, and a stand-in
 or client short of CPU caps every arm alike. --client-cpus pins the client alone (on a larger machine).
@@ -498,9 +503,10 @@ def parse_args(argv=None):
     parser.add_argument('--workers', type=int, default=4, help='stand-in workers (one process each)')
     parser.add_argument('--concurrency', type=int, default=64, help='concurrent streams')
     parser.add_argument('--requests-per-stream', type=int, default=4, help='requests each stream sends, one after another')
-    parser.add_argument('--tokens', type=int, default=256, help='output tokens of each request')
+    parser.add_argument('--tokens', type=int, default=128, help='output tokens of each request')
     parser.add_argument('--ttft-ms', type=float, default=20.0, help='the stand-in\'s time to the first token')
-    parser.add_argument('--itl-ms', type=float, default=2.0, help='the stand-in\'s time between tokens (2 ms: 500 tokens/s per stream)')
+    parser.add_argument('--itl-ms', type=float, default=16.0,
+                        help='the stand-in\'s time between tokens (16 ms: 62.5 tokens/s per stream, 4000 tokens/s over 64 streams)')
     parser.add_argument('--repetitions', type=int, default=8)
     parser.add_argument('--client-cpus', type=int, nargs='+', help='pin the client (this process, after the others start) to these CPUs; '
                         'default: not pinned')
