@@ -90,11 +90,7 @@ def node_platform(facts, table, kernel_managed=None, installed=None, mirror_url=
     platform['mirror_url'] = mirror_url.strip().rstrip('/')
     platform['apt_proxy'] = apt_proxy.strip()
     platform['proxy_env'] = _proxy_environment(http_proxy.strip(), no_proxy)
-    if installed is not None and not isinstance(installed, dict):
-        raise AnsibleFilterError('node_platform: installed must be the mapping preflight_facts reads, not %r' % (installed,))
-    packages = installed or {}
-    platform['packages'] = dict((name, package['version']) for name, package in packages.items())
-    platform['held'] = sorted(name for name, package in packages.items() if package.get('held'))
+    platform.update(node_packages(installed))
     if kernel_managed is not None:
         if not isinstance(kernel_managed, bool):
             raise AnsibleFilterError('llmfleet_node_kernel_managed must be true or false, not %r' % (kernel_managed,))
@@ -110,6 +106,20 @@ def node_platform(facts, table, kernel_managed=None, installed=None, mirror_url=
     return platform
 
 
+def node_packages(installed):
+    """preflight_facts' ``installed`` reading -> ``packages`` (name -> version) and ``held`` (the names dpkg holds).
+
+    Unread (None, as when dpkg-query was not there), both are empty.
+    """
+    if installed is not None and not isinstance(installed, dict):
+        raise AnsibleFilterError('node_packages: installed must be the mapping preflight_facts reads, not %r' % (installed,))
+    packages = installed or {}
+    return {
+        'packages': dict((name, package['version']) for name, package in packages.items()),
+        'held': sorted(name for name, package in packages.items() if package.get('held')),
+    }
+
+
 def node_setting(value, platform, name='kernel_managed'):
     """A role's own knob (``None`` = follow the node's kind) or the platform's value."""
     if value is not None:
@@ -121,4 +131,4 @@ def node_setting(value, platform, name='kernel_managed'):
 
 class FilterModule(object):
     def filters(self):
-        return {'node_platform': node_platform, 'node_setting': node_setting}
+        return {'node_packages': node_packages, 'node_platform': node_platform, 'node_setting': node_setting}

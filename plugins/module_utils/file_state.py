@@ -119,3 +119,22 @@ def read_globs(patterns):
             matches.append({'path': path, 'state': kind, 'mtime': info.st_mtime})
         found[pattern] = matches
     return found
+
+
+UNIT_STATE_UNKNOWN = 'unknown'
+
+
+def unit_states(names, active_text, enabled_text):
+    """name -> {'active', 'enabled'} from what ``systemctl is-active NAMES`` and ``systemctl is-enabled NAMES`` printed.
+
+    Each prints one state per name, in order, whatever its exit status (which says only whether any unit is active or
+    enabled). is-enabled stops at a unit it has no file for, so a name without its line (or a tool that did not run:
+    None) is 'unknown', which no role takes for running or enabled.
+    """
+    def lines(text):
+        return [line.strip() for line in (text or '').splitlines() if line.strip()]
+
+    active, enabled = lines(active_text), lines(enabled_text)
+    return dict((name, {'active': active[index] if index < len(active) else UNIT_STATE_UNKNOWN,
+                        'enabled': enabled[index] if index < len(enabled) else UNIT_STATE_UNKNOWN})
+                for index, name in enumerate(names))

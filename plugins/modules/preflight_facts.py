@@ -36,6 +36,8 @@ description:
     M(ansible.builtin.find) would list, in the same call).
   - I(users) and I(groups) say, through the name service, which groups exist and each user's primary group,
     supplementary groups, home and shell (what M(ansible.builtin.group) and M(ansible.builtin.user) would find).
+  - I(units) says, for each systemd unit, whether it is active and whether it is enabled (C(systemctl is-active) and
+    C(systemctl is-enabled), one call each for all of them), so that a role reads its files and its services in one call.
   - C(installed) runs C(dpkg-query --show) and returns, outside C(ansible_facts) (so that no fact cache keeps it past the
     run), every installed package with its version and whether it is held. The base role reads it once per run; the
     roles skip an install whose packages are all there. Asked for only by name (not in the default I(readings)).
@@ -148,6 +150,12 @@ options:
   groups:
     description:
       - Groups to look up; C(groups) in the result says for each whether it exists.
+    type: list
+    elements: str
+    default: []
+  units:
+    description:
+      - systemd units to look at (full names, such as C(prometheus.service)); C(units) in the result gives each one's states.
     type: list
     elements: str
     default: []
@@ -357,6 +365,14 @@ ansible_facts:
           returned: always
           type: dict
           sample: {render: {exists: true, gid: 105}}
+        units:
+          description: >-
+            Per unit of I(units), C(active) (what C(systemctl is-active) prints: C(active), C(inactive), C(failed), ...) and
+            C(enabled) (what C(systemctl is-enabled) prints: C(enabled), C(disabled), C(static), ...); C(unknown) where
+            systemctl did not say (it is not there, or it stopped at a unit it has no file for).
+          returned: always
+          type: dict
+          sample: {prometheus.service: {active: active, enabled: enabled}}
         files_differing:
           description: >-
             The files of I(files) with a C(want) that they are not, by name (or path), each with how it differs (for example
@@ -522,6 +538,14 @@ def read_files(files):
     return found, differing
 
 
+def read_units(runner, names):
+    if not names:
+        return {}
+    path = runner.find('systemctl')
+    outputs = [runner.run([path, verb] + list(names))[1] if path else None for verb in ('is-active', 'is-enabled')]
+    return file_state.unit_states(names, outputs[0], outputs[1])
+
+
 def _octal(text):
     return 0 < len(str(text)) <= 4 and all(digit in '01234567' for digit in str(text))
 
@@ -555,6 +579,7 @@ def main():
             globs=dict(type='list', elements='str', default=[]),
             users=dict(type='list', elements='str', default=[]),
             groups=dict(type='list', elements='str', default=[]),
+            units=dict(type='list', elements='str', default=[]),
             proc_path=dict(type='path', default='/proc'),
             sysfs_path=dict(type='path', default='/sys'),
         ),
@@ -589,6 +614,7 @@ def main():
     facts['files'], facts['files_differing'] = read_files(params['files'])
     facts['users'], facts['groups'] = file_state.read_accounts(params['users'], params['groups'])
     facts['globs'] = file_state.read_globs(params['globs'])
+    facts['units'] = read_units(runner, params['units'])
     result = {}
     if 'installed' in readings:
         result['installed'], result['installed_error'] = read_installed(runner)

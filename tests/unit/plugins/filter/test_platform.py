@@ -13,7 +13,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.filter.platform import node_platform, node_setting
+from ansible_collections.llmfleet.rocm.plugins.filter.platform import node_packages, node_platform, node_setting
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..'))
 with open(os.path.join(ROOT, 'roles', '_common', 'vars', 'main.yml')) as _handle:
@@ -91,6 +91,15 @@ def test_installed_packages_and_holds():
     assert unread['packages'] == {} and unread['held'] == []
     with pytest.raises(AnsibleFilterError, match='installed must be the mapping'):
         node_platform(facts(), TABLE, installed=['rocm-core'])
+
+
+def test_node_packages_alone():
+    installed = {'rocm-core': {'version': '7.1.1', 'held': True}, 'bash': {'version': '5.2', 'held': False}}
+    assert node_packages(installed) == {'packages': {'rocm-core': '7.1.1', 'bash': '5.2'}, 'held': ['rocm-core']}
+    assert node_packages(None) == {'packages': {}, 'held': []}
+    assert node_packages({}) == {'packages': {}, 'held': []}
+    with pytest.raises(AnsibleFilterError, match='node_packages: installed must be the mapping'):
+        node_packages('rocm-core')
 
 
 def test_the_fleet_s_mirror():

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.file_state import differences, read_lines, read_state
+from ansible_collections.llmfleet.rocm.plugins.module_utils.file_state import UNIT_STATE_UNKNOWN, differences, read_lines, read_state, unit_states
 
 FILE = {'state': 'file', 'owner': 'root', 'group': 'root', 'mode': '0644', 'link_target': None, 'checksum': 'aa'}
 DIRECTORY = dict(FILE, state='directory', mode='0755', checksum=None)
@@ -68,3 +68,21 @@ def test_read_lines(tmp_path):
     conf.write_bytes(b'events {\n\tworker_connections 4096;  \n}\n')
     assert read_lines(str(conf)) == {'events {', 'worker_connections 4096;', '}'}
     assert read_lines(str(tmp_path / 'none')) == set()
+
+
+@pytest.mark.parametrize('active, enabled, found', [
+    ('active\nactive\n', 'enabled\ndisabled\n',
+     {'a.service': {'active': 'active', 'enabled': 'enabled'}, 'b.service': {'active': 'active', 'enabled': 'disabled'}}),
+    # is-enabled stops at a unit without a file: the rest is unknown, never taken for enabled.
+    ('active\ninactive\n', 'enabled\n',
+     {'a.service': {'active': 'active', 'enabled': 'enabled'}, 'b.service': {'active': 'inactive', 'enabled': 'unknown'}}),
+    # systemctl was not there.
+    (None, None,
+     {'a.service': {'active': 'unknown', 'enabled': 'unknown'}, 'b.service': {'active': 'unknown', 'enabled': 'unknown'}}),
+    ('failed\n\n  activating  \n', 'static\nmasked\n',
+     {'a.service': {'active': 'failed', 'enabled': 'static'}, 'b.service': {'active': 'activating', 'enabled': 'masked'}}),
+])
+def test_unit_states(active, enabled, found):
+    assert unit_states(['a.service', 'b.service'], active, enabled) == found
+    assert UNIT_STATE_UNKNOWN == 'unknown'
+    assert unit_states([], 'active\n', 'enabled\n') == {}

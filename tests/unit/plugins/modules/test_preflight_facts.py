@@ -89,7 +89,7 @@ def test_efivar_when_mokutil_does_not_answer(node):
     _result, facts = run(node, readings=['secure_boot'])
     assert facts['secure_boot'] == {'state': 'enabled', 'source': 'efivar', 'shim_validation': None,
                                     'detail': 'EFI variable SecureBoot = 1'}
-    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files', 'files_differing', 'users', 'groups', 'globs'}
+    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files', 'files_differing', 'users', 'groups', 'globs', 'units'}
 
 
 def test_mokutil_without_efi(node):
@@ -273,3 +273,26 @@ def test_globs_list_what_find_would(node, tmp_path):
     assert facts['globs'][venvs] == [{'path': str(tmp_path / 'vllm-0.32.0-aaaaaaaaaaaa'), 'state': 'directory',
                                       'mtime': os.stat(str(tmp_path / 'vllm-0.32.0-aaaaaaaaaaaa')).st_mtime}]
     assert facts['globs'][str(tmp_path / 'none-*')] == []
+
+
+UNITS = ['ssh.service', 'llmfleet-nosuch.service', 'systemd-journald.service']
+
+
+def test_units_as_systemctl_says(node):
+    node.tool('systemctl', {'is-active ' + ' '.join(UNITS): ('systemctl/lab-debian12-is-active.txt', 0, 'out'),
+                            'is-enabled ' + ' '.join(UNITS): ('systemctl/lab-debian12-is-enabled-missing-unit.txt', 1, 'out')})
+    result, facts = run(node, readings=[], units=UNITS)
+    assert [call['argv'][1:] for call in node.calls()] == [['is-active'] + UNITS, ['is-enabled'] + UNITS]
+    assert facts['units'] == {
+        'ssh.service': {'active': 'active', 'enabled': 'enabled'},
+        'llmfleet-nosuch.service': {'active': 'inactive', 'enabled': 'unknown'},
+        # is-enabled stopped at the unit before it: not taken for enabled.
+        'systemd-journald.service': {'active': 'active', 'enabled': 'unknown'},
+    }
+    _result, facts = run(node, readings=[])
+    assert facts['units'] == {} and len(node.calls()) == 2
+
+
+def test_units_without_systemctl(node):
+    _result, facts = run(node, readings=[], units=['prometheus.service'])
+    assert facts['units'] == {'prometheus.service': {'active': 'unknown', 'enabled': 'unknown'}}
