@@ -293,6 +293,9 @@ def test_units_as_systemctl_says(node):
     assert facts['units'] == {} and len(node.calls()) == 2
 
 
-def test_units_without_systemctl(node):
+def test_units_systemctl_does_not_say(node):
+    # A systemctl that prints no state (here it fails with a message on standard error): nothing is taken for running.
+    node.tool('systemctl', {})
     _result, facts = run(node, readings=[], units=['prometheus.service'])
     assert facts['units'] == {'prometheus.service': {'active': 'unknown', 'enabled': 'unknown'}}
+    assert len(node.calls()) == 2
