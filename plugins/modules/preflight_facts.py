@@ -155,7 +155,8 @@ options:
     default: []
   units:
     description:
-      - systemd units to look at (full names, such as C(prometheus.service)); C(units) in the result gives each one's states.
+      - systemd units to look at, as systemctl takes them (C(prometheus.service), or C(prometheus) for the same service); C(units)
+        in the result gives each one's states, by the name given.
     type: list
     elements: str
     default: []
