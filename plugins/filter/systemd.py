@@ -125,10 +125,58 @@ def systemd_split(text, command_line=False):
         words.append(word)
 
 
+def systemd_directives(text):
+    """(section, name, value) of each directive of a unit's text, in order, continuation lines joined as systemd joins
+    them (a line ending in a backslash goes on with the next, the backslash read as a space); comments and empty lines
+    skipped."""
+    found = []
+    section = None
+    pending = ''
+    for line in text.split('\n'):
+        if not pending and (not line.strip() or line.lstrip()[:1] in '#;'):
+            continue
+        line = pending + line
+        if line.endswith('\\'):
+            pending = line[:-1] + ' '
+            continue
+        pending = ''
+        if line.startswith('['):
+            section = line.strip().strip('[]')
+            continue
+        name, _sep, value = line.partition('=')
+        found.append((section, name.strip(), value.strip()))
+    if pending:
+        raise ValueError('the unit ends inside a continued line')
+    return found
+
+
+def systemd_unit_read(text):
+    """What systemd runs from a unit's text: ``exec_start`` (the last ExecStart='s words, or None), ``user`` (User=, or
+    None) and ``environment`` (every Environment= assignment, name -> value), each read by systemd's rules."""
+    if not isinstance(text, str):
+        raise AnsibleFilterError('systemd_unit_read: expects the text of a unit, got %r' % (text,))
+    try:
+        directives = systemd_directives(text)
+        exec_start, user, environment = None, None, {}
+        for _section, name, value in directives:
+            if name == 'ExecStart':
+                exec_start = systemd_split(value, command_line=True)
+            elif name == 'User':
+                user = value
+            elif name == 'Environment':
+                for word in systemd_split(value):
+                    key, _sep, item = word.partition('=')
+                    environment[key] = item
+    except ValueError as exc:
+        raise AnsibleFilterError('systemd_unit_read: %s' % exc)
+    return {'exec_start': exec_start, 'user': user, 'environment': environment}
+
+
 class FilterModule(object):
     def filters(self):
         return {
             'systemd_exec_word': systemd_exec_word,
             'systemd_exec_line': systemd_exec_line,
             'systemd_environment': systemd_environment,
+            'systemd_unit_read': systemd_unit_read,
         }

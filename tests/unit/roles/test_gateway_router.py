@@ -32,7 +32,7 @@ if AnsibleCollectionConfig.collection_finder is None:
     _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
 
 from ansible_collections.llmfleet.rocm.plugins.filter.gateway_router import gateway_router_sync, gateway_router_urls  # noqa: E402
-from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_split  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_split  # noqa: E402
 
 ROLE = os.path.join(ROOT, 'roles', 'gateway')
 HELP = os.path.join(ROOT, 'tests', 'unit', 'fixtures', 'vllm_router', 'help-0.1.17.txt')
@@ -135,29 +135,9 @@ def _value(expression, overrides):
     return _templar(overrides).template(trust_as_template('{{ %s }}' % expression))
 
 
-def _directives(text):
-    """(section, name, value) of each directive, continuation lines joined as systemd joins them."""
-    found, section, pending = [], None, ''
-    for line in text.split('\n'):
-        if not pending and (not line.strip() or line.lstrip()[:1] in '#;'):
-            continue
-        line = pending + line
-        if line.endswith('\\'):
-            pending = line[:-1] + ' '
-            continue
-        pending = ''
-        if line.startswith('['):
-            section = line.strip('[]')
-            continue
-        name, _sep, value = line.partition('=')
-        found.append((section, name, value))
-    assert not pending
-    return found
-
-
 def _exec_start(text):
     """ExecStart's words up to --worker-urls (systemd's unquoting), and what follows it as written."""
-    lines = [value for _section, name, value in _directives(text) if name == 'ExecStart']
+    lines = [value for _section, name, value in systemd_directives(text) if name == 'ExecStart']
     assert len(lines) == 1, lines
     head, sep, tail = lines[0].partition(' --worker-urls ')
     assert sep, lines[0]
@@ -183,7 +163,7 @@ def test_unit_runs_the_pinned_router_on_loopback_with_the_workers_of_its_file():
     assert '--api-key' not in argv
     # Unbraced: systemd splits the variable into one word per URL.
     assert workers == '$LLMFLEET_GATEWAY_ROUTER_WORKERS'
-    directives = _directives(text)
+    directives = systemd_directives(text)
     assert ('Service', 'EnvironmentFile', '/etc/llmfleet/gateway-router/workers.env') in directives
     for name, value in [('DynamicUser', 'yes'), ('NoNewPrivileges', 'yes'), ('CapabilityBoundingSet', ''),
                         ('ProtectSystem', 'strict'), ('PrivateDevices', 'yes'), ('MemoryDenyWriteExecute', 'yes'),

@@ -41,7 +41,7 @@ if AnsibleCollectionConfig.collection_finder is None:
     _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
 
 from ansible_collections.llmfleet.rocm.plugins.filter.rdma_inputs import rdma_input_problems  # noqa: E402
-from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_split  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_split  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.tuning_inputs import tuning_input_problems  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.workers import worker_commands, worker_plan  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.workers_inputs import workers_input_problems  # noqa: E402
@@ -105,28 +105,6 @@ def _render(role, template, overrides, **loop_vars):
 
 def _value(role, expression, overrides):
     return _templar(role, overrides).template(trust_as_template('{{ %s }}' % expression))
-
-
-def _directives(text):
-    """(section, name, value) of each directive, continuation lines joined as systemd joins them."""
-    found = []
-    section = None
-    pending = ''
-    for line in text.split('\n'):
-        if not pending and (not line.strip() or line.lstrip()[:1] in '#;'):
-            continue
-        line = pending + line
-        if line.endswith('\\'):
-            pending = line[:-1] + ' '
-            continue
-        pending = ''
-        if line.startswith('['):
-            section = line.strip('[]')
-            continue
-        name, _sep, value = line.partition('=')
-        found.append((section, name, value))
-    assert not pending, 'the file ends inside a continued line'
-    return found
 
 
 def _environment(directives):
@@ -207,10 +185,10 @@ def test_worker_unit_holds_exactly_the_hostile_values(tmp_path, engine, rdma):
 
     _plan, baseline = _worker_unit(plain)
     plan, text = _worker_unit(hostile)
-    directives = _directives(text)
+    directives = systemd_directives(text)
     # ...and they add no directive: the same names in the same sections as with plain values.
     assert sorted(set((section, name) for section, name, _value in directives)) == \
-        sorted(set((section, name) for section, name, _value in _directives(baseline)))
+        sorted(set((section, name) for section, name, _value in systemd_directives(baseline)))
 
     # ExecStart is the worker's argv, word for word (SGLang: plus its --config file with the key).
     key_file = _value('workers', '_workers_key_file', hostile)
@@ -278,7 +256,7 @@ def test_ray_units_of_a_multinode_engine(tmp_path, host):
     assert [worker['name'] for worker in plan] == (['llmfleet-worker-ray', 'llmfleet-worker-engine-0']
                                                    if host == 'gpu-node-1' else ['llmfleet-worker-ray'])
     ray_text = _render('workers', WORKER_UNIT, overrides, worker=plan[0])
-    directives = _directives(ray_text)
+    directives = systemd_directives(ray_text)
     service = dict((name, value) for section, name, value in directives if section == 'Service')
     assert _exec_start(directives) == [venv + '/bin/ray'] + part['ray']['args']
     # Ray's own stop: SIGTERM to the whole group; its session directory outside the private /tmp; no worker key.
@@ -298,7 +276,7 @@ def test_ray_units_of_a_multinode_engine(tmp_path, host):
     texts = {'llmfleet-worker-ray.service': ray_text}
     if host == 'gpu-node-1':
         engine_text = _render('workers', WORKER_UNIT, overrides, worker=plan[1])
-        engine_directives = _directives(engine_text)
+        engine_directives = systemd_directives(engine_text)
         assert '--distributed-executor-backend ray' in ' '.join(_exec_start(engine_directives))
         unit = dict((name, value) for section, name, value in engine_directives if section == 'Unit')
         assert unit['After'].split() == unit['Wants'].split() == ['network-online.target', 'llmfleet-worker-ray.service']
@@ -354,7 +332,7 @@ def test_tuning_units(tmp_path, template, overrides, words):
     cpupower.write_text('#!/bin/sh\nexit 0\n')
     cpupower.chmod(0o755)
     text = _render('tuning', template, dict(overrides, _tuning_cpupower=str(cpupower)))
-    directives = _directives(text)
+    directives = systemd_directives(text)
     assert [systemd_split(value, command_line=True) for _section, name, value in directives if name == 'ExecStart'] == \
         [[str(cpupower)] + item for item in words]
     if not HAS_SYSTEMD_ANALYZE:
@@ -503,7 +481,7 @@ def test_sglang_workers_always_serve_metrics(engine, extra, metrics, health):
     plan, text = _worker_unit(overrides)
     assert ('--enable-metrics' in plan[0]['argv']) is metrics
     assert plan[0]['argv'].count('--enable-metrics') == (1 if metrics else 0)
-    assert ('--enable-metrics' in _exec_start(_directives(text))) is metrics
+    assert ('--enable-metrics' in _exec_start(systemd_directives(text))) is metrics
     assert (plan[0]['endpoint']['engine'], plan[0]['endpoint']['health_url']) == (engine, 'http://10.0.0.11:8000' + health)
 
 

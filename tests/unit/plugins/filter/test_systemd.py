@@ -14,7 +14,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmfleet.rocm.plugins.filter.systemd import (
-    systemd_environment, systemd_exec_line, systemd_exec_word, systemd_split)
+    systemd_directives, systemd_environment, systemd_exec_line, systemd_exec_word, systemd_split, systemd_unit_read)
 
 
 @pytest.mark.parametrize('value, expected', [
@@ -129,3 +129,56 @@ def test_split_follows_systemd(text, words):
 def test_split_refuses_what_systemd_would_expand_or_cannot_read(text, command_line):
     with pytest.raises(ValueError):
         systemd_split(text, command_line=command_line)
+
+
+# systemd_unit_read: a unit as the workers role writes it (continued ExecStart, quoted words and assignments) read back.
+UNIT = """# Written by llmfleet.rocm
+[Unit]
+Description=llmfleet sglang worker 0
+
+[Service]
+Type=simple
+User=llmfleet
+Environment="HIP_VISIBLE_DEVICES=0,1"
+Environment="PYTHONHASHSEED=0" "NCCL_DEBUG=WARN"
+ExecStart=/usr/bin/numactl --cpunodebind=0 \\
+    /opt/llmfleet/engines/current/bin/python -m sglang.launch_server \\
+    --model-path /opt/llmfleet/models/tiny --port 30000 --config /var/lib/llmfleet/worker-0.key.yaml
+Restart=on-failure
+"""
+
+
+def test_unit_read_gives_what_systemd_runs():
+    assert systemd_unit_read(UNIT) == {
+        'exec_start': ['/usr/bin/numactl', '--cpunodebind=0', '/opt/llmfleet/engines/current/bin/python', '-m',
+                       'sglang.launch_server', '--model-path', '/opt/llmfleet/models/tiny', '--port', '30000', '--config',
+                       '/var/lib/llmfleet/worker-0.key.yaml'],
+        'user': 'llmfleet',
+        'environment': {'HIP_VISIBLE_DEVICES': '0,1', 'PYTHONHASHSEED': '0', 'NCCL_DEBUG': 'WARN'},
+    }
+    assert [name for section, name, _value in systemd_directives(UNIT) if section == 'Service'] == [
+        'Type', 'User', 'Environment', 'Environment', 'ExecStart', 'Restart']
+
+
+def test_unit_read_reads_back_what_the_filters_write():
+    text = '[Service]\nExecStart=%s\n%s\n' % (
+        systemd_exec_line(HOSTILE_WORDS, ' \\\n    '),
+        '\n'.join('Environment=%s' % systemd_environment('V%d' % index, value) for index, value in enumerate(HOSTILE_WORDS)))
+    read = systemd_unit_read(text)
+    assert read['exec_start'] == HOSTILE_WORDS
+    assert read['environment'] == dict(('V%d' % index, value) for index, value in enumerate(HOSTILE_WORDS))
+    assert read['user'] is None
+    assert systemd_unit_read('[Unit]\nDescription=x\n') == {'exec_start': None, 'user': None, 'environment': {}}
+
+
+@pytest.mark.parametrize('text, message', [
+    ('[Service]\nExecStart=/bin/echo \\', 'ends inside a continued line'),
+    ('[Service]\nExecStart=/bin/echo $HOME\n', 'a variable systemd would expand'),
+    ('[Service]\nEnvironment="A=%h"\n', 'a specifier systemd would expand'),
+    ('[Service]\nExecStart=/bin/echo "open\n', 'an unterminated quote'),
+])
+def test_unit_read_refuses_what_it_cannot_read_as_systemd_would(text, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        systemd_unit_read(text)
+    with pytest.raises(AnsibleFilterError, match='expects the text of a unit'):
+        systemd_unit_read(None)
