@@ -41,7 +41,7 @@ if AnsibleCollectionConfig.collection_finder is None:
     _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
 
 from ansible_collections.llmfleet.rocm.plugins.filter.rdma_inputs import rdma_input_problems  # noqa: E402
-from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_split  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_split, systemd_unit_read  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.tuning_inputs import tuning_input_problems  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.workers import worker_commands, worker_plan  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.workers_inputs import workers_input_problems  # noqa: E402
@@ -105,16 +105,6 @@ def _render(role, template, overrides, **loop_vars):
 
 def _value(role, expression, overrides):
     return _templar(role, overrides).template(trust_as_template('{{ %s }}' % expression))
-
-
-def _environment(directives):
-    environment = {}
-    for _section, name, value in directives:
-        if name == 'Environment':
-            for word in systemd_split(value):
-                key, _sep, item = word.partition('=')
-                environment[key] = item
-    return environment
 
 
 def _exec_start(directives):
@@ -197,7 +187,7 @@ def test_worker_unit_holds_exactly_the_hostile_values(tmp_path, engine, rdma):
     assert '/srv/models/my model %i $X' in expected and 'x%y $HOME "q" a b' in expected
 
     # The environment holds the variables as given, and the internal sockets' settings.
-    environment = _environment(directives)
+    environment = systemd_unit_read(text)['environment']
     for name, value in HOSTILE_ENV.items():
         assert environment[name] == value, name
     assert environment['GLOO_SOCKET_IFNAME'] == 'lo' and environment['VLLM_HOST_IP'] == '127.0.0.1'
@@ -265,7 +255,7 @@ def test_ray_units_of_a_multinode_engine(tmp_path, host):
     assert service['ReadWritePaths'].split()[-1] == '/var/lib/llmfleet/ray'
     assert 'ExecStop' not in service
     assert [value for _section, name, value in directives if name == 'EnvironmentFile'] == ['-/etc/llmfleet/rccl.env']
-    environment = _environment(directives)
+    environment = systemd_unit_read(ray_text)['environment']
     # GPU visibility for Ray on ROCm: HIP and CUDA alike, never ROCR; the token by its path, never its value.
     assert environment['HIP_VISIBLE_DEVICES'] == environment['CUDA_VISIBLE_DEVICES'] == '0,1'
     assert not [name for name in environment if name.startswith('ROCR')]
@@ -282,7 +272,7 @@ def test_ray_units_of_a_multinode_engine(tmp_path, host):
         assert unit['After'].split() == unit['Wants'].split() == ['network-online.target', 'llmfleet-worker-ray.service']
         engine_service = [value for section, name, value in engine_directives if name == 'ReadWritePaths']
         assert engine_service[0].endswith(' /var/lib/llmfleet/ray')
-        assert _environment(engine_directives)['RAY_ADDRESS'] == '10.1.0.11:6379'
+        assert systemd_unit_read(engine_text)['environment']['RAY_ADDRESS'] == '10.1.0.11:6379'
         texts['llmfleet-worker-engine-0.service'] = engine_text
     if not HAS_SYSTEMD_ANALYZE:
         pytest.skip('systemd-analyze is not installed on this machine: the units were parsed, not verified by systemd')
