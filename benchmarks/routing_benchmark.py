@@ -87,6 +87,8 @@ def plan(policies, repetitions, seed, cases=CASES):
     unknown = [policy for policy in policies if policy not in POLICIES]
     if unknown or len(set(policies)) != len(policies):
         raise ValueError('policies must be distinct ones of %s, not %s' % (', '.join(POLICIES), ', '.join(policies)))
+    if not cases or len(set(cases)) != len(cases) or [case for case in cases if case not in CASES]:
+        raise ValueError('cases must be distinct ones of %s, not %s' % (', '.join(CASES), ', '.join(cases) or 'none'))
     steps = []
     number = 0
     for repetition in range(repetitions):
@@ -227,7 +229,7 @@ def goals(summary, hit_rate_ratio=1.5, spread_limit=2.0):
     single = summary['cases'].get('single', {}).get('policies', {}).get(summary['candidate'], {})
 
     def judged(name, value, test, wanted):
-        return {'goal': name, 'value': value, 'wanted': wanted, 'met': value is not None and test(value)}
+        return {'goal': name, 'value': value, 'wanted': wanted, 'met': None if value is None else bool(test(value))}
 
     checks = [
         judged('prefix-cache hit rate %s/%s (median of per-repetition ratios)' % (summary['candidate'], summary['baseline']),
@@ -241,7 +243,8 @@ def goals(summary, hit_rate_ratio=1.5, spread_limit=2.0):
     ]
     enough = summary['repetitions'] >= MIN_REPETITIONS
     return {'goals': checks, 'enough_repetitions': enough, 'min_repetitions': MIN_REPETITIONS,
-            'met': enough and all(check['met'] for check in checks)}
+            'measured': all(check['met'] is not None for check in checks),
+            'met': enough and all(check['met'] is True for check in checks)}
 
 
 def sizing(counters, prefix_len, num_prefixes):
@@ -305,10 +308,18 @@ def table(summary, verdict):
                 ', '.join(_number(value, '%.3f') for value in values['per_repetition'])))
     for check in verdict['goals']:
         lines.append('goal %s: %s %s -> %s' % (
-            check['goal'], _number(check['value'], '%.3f'), check['wanted'], 'met' if check['met'] else 'NOT met'))
+            check['goal'], _number(check['value'], '%.3f'), check['wanted'],
+            {True: 'met', False: 'NOT met', None: 'not measured'}[check['met']]))
+    if verdict['met']:
+        said = 'every goal met'
+    elif not verdict['enough_repetitions']:
+        said = 'inconclusive'
+    elif any(check['met'] is False for check in verdict['goals']):
+        said = 'NOT met'
+    else:
+        said = 'incomplete (not every goal measured)'
     lines.append('verdict: %s over %d repetitions (medians per policy; at least %d needed)' % (
-        'every goal met' if verdict['met'] else ('NOT met' if verdict['enough_repetitions'] else 'inconclusive'),
-        summary['repetitions'], verdict['min_repetitions']))
+        said, summary['repetitions'], verdict['min_repetitions']))
     return '\n'.join(lines)
 
 
@@ -345,7 +356,7 @@ def progress(out, line):
 
 
 def command_plan(args):
-    steps = plan(args.policies, args.repetitions, args.seed)
+    steps = plan(args.policies, args.repetitions, args.seed, args.cases)
     with open(os.path.join(args.out, 'plan.json'), 'w') as handle:
         json.dump({'steps': steps, 'settings': dict((key, value) for key, value in vars(args).items() if key != 'command')},
                   handle, indent=2)
@@ -428,6 +439,8 @@ def parser():
     planning.add_argument('--policies', nargs='+', required=True, choices=POLICIES)
     planning.add_argument('--repetitions', type=int, required=True)
     planning.add_argument('--seed', type=int, default=1000)
+    planning.add_argument('--cases', nargs='+', choices=CASES, default=list(CASES),
+                          help='the cases each policy runs (default: all)')
     planning.add_argument('--out', required=True)
     running = commands.add_parser('run', help='one vllm bench serve through the gateway')
     running.add_argument('--vllm', required=True, help='the vllm command of an engine environment')

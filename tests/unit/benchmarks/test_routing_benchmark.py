@@ -78,6 +78,20 @@ def test_plan_rotates_interleaves_and_gives_every_run_its_own_seed():
     assert len(set(run['name'] for run in runs)) == len(runs)
 
 
+def test_plan_of_one_case_runs_only_that_case():
+    steps = bench.plan(['least_conn', 'cache_aware'], 2, 50, ('single',))
+    runs = [run for step in steps for run in step['runs']]
+    assert [run['name'] for run in runs] == ['rep01-least_conn-single', 'rep01-cache_aware-single',
+                                             'rep02-cache_aware-single', 'rep02-least_conn-single']
+    assert [run['seed'] for run in runs] == [50, 51, 52, 53]
+
+
+@pytest.mark.parametrize('cases', [(), ('single', 'single'), ('shared', 'long')], ids=['none', 'twice', 'unknown'])
+def test_plan_refuses_bad_cases(cases):
+    with pytest.raises(ValueError, match='cases must be distinct ones of shared, single'):
+        bench.plan(['least_conn'], 1, 0, cases)
+
+
 @pytest.mark.parametrize('policies', [['least_conn', 'least_conn'], ['least_conn', 'hash'], []],
                          ids=['twice', 'unknown', 'none'])
 def test_plan_refuses_bad_policies(policies):
@@ -178,6 +192,17 @@ def test_verdict(repetitions, candidate, single_spreads, met, failing):
     assert ('inconclusive' in text) is (repetitions < 6)
 
 
+def test_a_verdict_of_the_single_case_alone_says_what_it_did_not_measure():
+    runs = [run for run in runs_of([((0.3, 100.0, 50.0), (0.6, 105.0, 45.0))] * 6, {1: 1.5}) if run['case'] == 'single']
+    summary = bench.summarize(runs, 'least_conn', 'cache_aware', 6)
+    verdict = bench.goals(summary)
+    assert [check['met'] for check in verdict['goals']] == [None, None, None, True]
+    assert verdict['met'] is False and verdict['measured'] is False
+    text = bench.table(summary, verdict)
+    assert text.count('-> not measured') == 3
+    assert text.splitlines()[-1].startswith('verdict: incomplete (not every goal measured) over 6 repetitions')
+
+
 def test_the_summary_writes_an_idle_worker_as_inf():
     assert json.loads(json.dumps(bench.jsonable({'spread': INF, 'runs': [{'spread': 2.0}]}))) == {
         'spread': 'inf', 'runs': [{'spread': 2.0}]}
@@ -274,6 +299,16 @@ def test_plan_and_summarize_end_to_end(tmp_path):
     assert summary['cases']['single']['policies']['cache_aware']['spread_median'] == 'inf'
     assert summary['verdict']['met'] is False  # two repetitions, and the single prompt piled up
     assert [check['met'] for check in summary['verdict']['goals']] == [True, True, True, False]
+
+
+def test_the_plan_command_takes_the_cases(tmp_path, capsys):
+    out = str(tmp_path)
+    assert bench.main(['plan', '--policies', 'cache_aware', '--repetitions', '2', '--cases', 'single', '--out', out]) == 0
+    with open(os.path.join(out, 'plan.json')) as handle:
+        planned = json.load(handle)
+    assert [run['case'] for step in planned['steps'] for run in step['runs']] == ['single', 'single']
+    assert planned['settings']['cases'] == ['single']
+    assert json.loads(capsys.readouterr().out) == planned['steps']
 
 
 @pytest.mark.parametrize('num_prefixes, strict, rc, said', [
