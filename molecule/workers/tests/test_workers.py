@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib.util
 import json
 import os
 import re
@@ -29,6 +30,12 @@ from checks import assert_check_run_changes_nothing  # noqa: E402  pylint: disab
 # The NUMA stand-in's own "0-3,8" writer: the form numactl takes.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'files'))
 from numactl import cpu_list  # noqa: E402  pylint: disable=wrong-import-position
+
+# The collection's unit reader, loaded from its file (plugins/filter has a platform.py: it never goes on sys.path).
+_SYSTEMD_SPEC = importlib.util.spec_from_file_location('llmfleet_systemd_filter', os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), 'plugins', 'filter', 'systemd.py'))
+SYSTEMD_FILTER = importlib.util.module_from_spec(_SYSTEMD_SPEC)
+_SYSTEMD_SPEC.loader.exec_module(SYSTEMD_FILTER)
 
 testinfra_hosts = ['podman://llmfleet-molecule-%s' % os.environ.get('MOLECULE_SCENARIO_NAME', 'workers')]
 
@@ -88,17 +95,9 @@ def expected_bindings(groups):
 
 
 def directives(text):
-    """name -> [values] of a unit's directives, continuation lines joined as systemd joins them."""
-    found, pending = {}, ''
-    for line in text.split('\n'):
-        if not pending and (not line.strip() or line.lstrip()[:1] in '#;' or line.startswith('[')):
-            continue
-        line = pending + line
-        if line.endswith('\\'):
-            pending = line[:-1] + ' '
-            continue
-        pending = ''
-        name, _sep, value = line.partition('=')
+    """name -> [values] of a unit's directives, read by the collection's reader (systemd's continuation rules)."""
+    found = {}
+    for _section, name, value in SYSTEMD_FILTER.systemd_directives(text):
         found.setdefault(name, []).append(value)
     return found
 
