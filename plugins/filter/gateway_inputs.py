@@ -202,8 +202,9 @@ def _drained_unknown(values, ctx):
 @RULES.rule('gateway-drained-all')
 def _drained_all(values, ctx):
     keys = _keys(ctx)
-    if keys and all(key in values['gateway_drained'] for key in keys):
-        return ('gateway_drained takes out every server (%s): every request would fail. Drain fewer servers at a time.'
+    if keys and all(key in values['gateway_drained'] for key in keys) and values['gateway_outage_accepted'] is not True:
+        return ('gateway_drained takes out every server (%s): every request would fail. Drain fewer servers at a time'
+                ' (or set gateway_outage_accepted: true for a planned outage, as the roll of a fleet of one endpoint does).'
                 % ', '.join(keys))
     return None
 

@@ -1,16 +1,26 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gateway's router (gateway_routing cache_aware): its worker list (``gateway_router_urls``) and the API calls
-that bring a running router's list there (``gateway_router_sync``)."""
+"""The gateway's router (gateway_routing cache_aware): its worker list (``gateway_router_urls``), the API calls
+that bring a running router's list there (``gateway_router_sync``), and what the router itself says of each worker
+(``gateway_router_workers``: healthy or not, requests it holds there)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmfleet.rocm.plugins.filter.gateway_inputs import gateway_server_keys
+from ansible_collections.llmfleet.rocm.plugins.module_utils import engine_metrics
+
+# vllm-router 0.1.17's per-worker series on its metrics port: a gauge of 1 (healthy) or 0, and the requests it has sent
+# to the worker that have not finished (streams included; they stay counted after the worker left its list).
+_HEALTH = 'vllm_router_worker_health'
+_RUNNING = 'vllm_router_running_requests'
+_WORKER_LABEL_RE = re.compile(r'(?:^|,)\s*worker="(?P<url>[^"]*)"')
 
 
 def gateway_router_urls(endpoints, drained=None):
@@ -56,6 +66,30 @@ def gateway_router_sync(current, wanted):
     return {'remove': remove, 'add': add, 'changed': bool(remove or add)}
 
 
+def gateway_router_workers(text):
+    """The router's metrics page -> ``{url: {'healthy': bool or None, 'running': int}}`` for every worker it has a
+    series of (a worker it no longer lists may keep one: judge only the URLs it lists). ``healthy`` is None where the
+    page has no health series for the worker; ``running`` is 0 where it has no request series."""
+    try:
+        samples = engine_metrics.prometheus_samples(text)
+    except engine_metrics.MetricsError as error:
+        raise AnsibleFilterError('gateway_router_workers: %s' % error)
+    workers = {}
+    for name, labels, value in samples:
+        if name not in (_HEALTH, _RUNNING):
+            continue
+        match = _WORKER_LABEL_RE.search(labels)
+        if not match:
+            raise AnsibleFilterError('gateway_router_workers: a %s series without a worker label: {%s}' % (name, labels))
+        worker = workers.setdefault(_normal(match.group('url')), {'healthy': None, 'running': 0})
+        if name == _HEALTH:
+            worker['healthy'] = value >= 1
+        else:
+            worker['running'] += int(value)
+    return workers
+
+
 class FilterModule(object):
     def filters(self):
-        return {'gateway_router_urls': gateway_router_urls, 'gateway_router_sync': gateway_router_sync}
+        return {'gateway_router_urls': gateway_router_urls, 'gateway_router_sync': gateway_router_sync,
+                'gateway_router_workers': gateway_router_workers}

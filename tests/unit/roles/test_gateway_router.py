@@ -31,7 +31,8 @@ if AnsibleCollectionConfig.collection_finder is None:
         del sys.modules[_name]
     _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
 
-from ansible_collections.llmfleet.rocm.plugins.filter.gateway_router import gateway_router_sync, gateway_router_urls  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.filter.gateway_router import (  # noqa: E402
+    gateway_router_sync, gateway_router_urls, gateway_router_workers)
 from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_split  # noqa: E402
 
 ROLE = os.path.join(ROOT, 'roles', 'gateway')
@@ -87,6 +88,38 @@ def test_router_sync(current, wanted, remove, add):
 def test_router_sync_refuses_what_is_not_a_list_of_urls(current, wanted):
     with pytest.raises(AnsibleFilterError):
         gateway_router_sync(current, wanted)
+
+
+METRICS = os.path.join(ROOT, 'tests', 'unit', 'fixtures', 'vllm_router', 'metrics-0.1.17.txt')
+
+
+def test_router_workers_read_from_the_routers_metrics():
+    """A captured page of vllm-router 0.1.17: a listed worker held unhealthy, a removed one with two streams running."""
+    with open(METRICS) as page:
+        readings = gateway_router_workers(page.read())
+    assert readings == {'http://127.0.0.1:18001': {'healthy': False, 'running': 0},
+                        'http://127.0.0.1:18002': {'healthy': True, 'running': 2}}
+
+
+@pytest.mark.parametrize('text, expected', [
+    pytest.param('', {}, id='empty-page'),
+    pytest.param('vllm_router_requests_total{route="/v1/completions"} 3\n', {}, id='no-worker-series'),
+    pytest.param('vllm_router_running_requests{worker="http://a:1/"} 1\n', {'http://a:1': {'healthy': None, 'running': 1}},
+                 id='running-without-health'),
+    pytest.param('vllm_router_worker_health{worker="http://a:1"} 1\nvllm_router_running_requests{policy="x",worker="http://a:1"} 0\n',
+                 {'http://a:1': {'healthy': True, 'running': 0}}, id='worker-label-not-first'),
+])
+def test_router_workers(text, expected):
+    assert gateway_router_workers(text) == expected
+
+
+@pytest.mark.parametrize('text', [
+    pytest.param('vllm_router_worker_health{policy="x"} 1\n', id='no-worker-label'),
+    pytest.param('not a sample line at all\n', id='not-prometheus'),
+])
+def test_router_workers_refuses_what_it_cannot_read(text):
+    with pytest.raises(AnsibleFilterError):
+        gateway_router_workers(text)
 
 
 def test_a_drain_and_back_is_one_remove_then_one_add():

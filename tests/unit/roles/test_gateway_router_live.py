@@ -63,6 +63,11 @@ class _Worker(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self._record()
+        if self.path == '/health' and getattr(self.server, 'sick', False):
+            self.send_response(503)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return
         self._answer({})
 
     def do_POST(self):
@@ -90,6 +95,11 @@ def _get(url):
         return json.loads(answer.read().decode())
 
 
+def _metrics(port):
+    with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % port, timeout=10) as answer:
+        return answer.read().decode()
+
+
 def _post(url, body=None, headers=None):
     request = urllib.request.Request(url, data=body, method='POST', headers=headers or {})
     with urllib.request.urlopen(request, timeout=60) as answer:
@@ -102,7 +112,7 @@ def test_the_router_runs_the_roles_command_line_and_drains_through_its_api(worke
     endpoints = [{'address': '127.0.0.1', 'port': server.server_port} for server in workers]
     keys = ['127.0.0.1:%d' % server.server_port for server in workers]
     values = dict(router.ROUTER, gateway_endpoints=endpoints, gateway_router_port=port, gateway_router_metrics_port=metrics,
-                  gateway_drained=[keys[2]])
+                  gateway_drained=[keys[2]], gateway_router_health_check_interval=1)
     argv = router._value('_gateway_router_argv', values)
     line = [text for text in router._render(router.WORKERS, values).split('\n') if text and not text.startswith('#')][0]
     urls = line.split('=', 1)[1].strip('"').split()
@@ -141,9 +151,22 @@ def test_the_router_runs_the_roles_command_line_and_drains_through_its_api(worke
             _post(base + '/v1/completions', b'{"model":"m","prompt":"another prompt","max_tokens":2}',
                   {'Authorization': 'Bearer worker-key-0123456789', 'Content-Type': 'application/json'})
         assert [seen for seen in workers[0].seen[before:] if seen[0] == 'POST'] == []
-        # Its metrics on loopback.
-        with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % metrics, timeout=10) as answer:
-            assert b'vllm_router' in answer.read()
+        # Its metrics on loopback, read as the role reads them: the listed workers healthy, nothing held for the drained
+        # one; a listed worker that stops answering its health checks is held unhealthy, and taken back at once by a
+        # removal and an addition once it answers again (what the roll's drain and put-back do).
+        readings = router.gateway_router_workers(_metrics(metrics))
+        assert all(readings[url]['healthy'] for url in wanted), readings
+        assert readings.get('http://' + keys[0], {'running': 0})['running'] == 0
+        workers[1].sick = True
+        deadline = time.time() + 60
+        while router.gateway_router_workers(_metrics(metrics))['http://' + keys[1]]['healthy'] and time.time() < deadline:
+            time.sleep(0.5)
+        assert router.gateway_router_workers(_metrics(metrics))['http://' + keys[1]]['healthy'] is False
+        workers[1].sick = False
+        url = 'http://' + keys[1]
+        assert _post('%s/remove_worker?url=%s' % (base, do_urlencode(url)))[0] == 200
+        assert _post('%s/add_worker?url=%s' % (base, do_urlencode(url)))[0] == 200
+        assert router.gateway_router_workers(_metrics(metrics))[url]['healthy'] is True
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -107,6 +107,10 @@ CASES = [
 
     Case('drained-all', {'gateway_drained': ['10.0.0.11:8000', '[fd00::11]:8001', '10.0.0.99:8000']}, 'gateway-drained-all',
          contains='gateway_drained takes out every server (10.0.0.11:8000, [fd00::11]:8001)'),
+    Case('drained-all-accepted', {'gateway_drained': ['10.0.0.11:8000', '[fd00::11]:8001'], 'gateway_outage_accepted': True},
+         'gateway-drained-all', absent=True),
+    Case('drained-all-accepted-as-text', {'gateway_drained': ['10.0.0.11:8000', '[fd00::11]:8001'],
+                                          'gateway_outage_accepted': 'yes'}, 'gateway-drained-all', contains='every server'),
     Case('drained-one', {'gateway_drained': ['10.0.0.11:8000']}, 'gateway-drained-all', absent=True),
     Case('drained-all-of-nothing', {}, 'gateway-drained-all', endpoints(), absent=True),
 
