@@ -34,7 +34,7 @@ _NEXT_UPSTREAM = ('error', 'timeout', 'invalid_header', 'http_500', 'http_502', 
                   'http_404', 'http_429', 'off')
 
 _SIZES = ('gateway_zone_size', 'gateway_client_max_body_size', 'gateway_client_body_buffer_size', 'gateway_rate_limit_zone_size',
-          'gateway_conn_limit_zone_size')
+          'gateway_conn_limit_zone_size', 'gateway_proxy_buffer_size')
 _TIMES = ('gateway_keepalive_timeout', 'gateway_fail_timeout', 'gateway_connect_timeout', 'gateway_read_timeout',
           'gateway_send_timeout', 'gateway_next_upstream_timeout')
 _COUNTS = ('gateway_keepalive', 'gateway_max_fails', 'gateway_next_upstream_tries', 'gateway_rate_limit_burst',

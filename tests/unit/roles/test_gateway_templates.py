@@ -54,7 +54,7 @@ HOSTILE = ['\nreturn 200 "x";', ';', '{', '}', '%', '$x', '"', "'", ' space', '#
 SCALARS = ['gateway_zone_size', 'gateway_keepalive', 'gateway_keepalive_timeout', 'gateway_keepalive_requests',
            'gateway_max_fails', 'gateway_fail_timeout', 'gateway_connect_timeout', 'gateway_read_timeout',
            'gateway_send_timeout', 'gateway_next_upstream_tries', 'gateway_next_upstream_timeout',
-           'gateway_client_max_body_size', 'gateway_client_body_buffer_size', 'gateway_listen_address',
+           'gateway_client_max_body_size', 'gateway_client_body_buffer_size', 'gateway_proxy_buffer_size', 'gateway_listen_address',
            'gateway_listen_port', 'gateway_tls_port', 'gateway_rate_limit', 'gateway_rate_limit_burst',
            'gateway_rate_limit_zone_size', 'gateway_conn_limit_per_client', 'gateway_conn_limit_zone_size',
            'gateway_hash_header', 'gateway_worker_group', 'gateway_tls_certificate', 'gateway_tls_key',

@@ -119,6 +119,8 @@ CASES = [
 
     Case('size-unit-unknown', {'gateway_zone_size': '64kb', 'gateway_client_max_body_size': '1t'}, 'gateway-sizes',
          contains='gateway_zone_size "64kb", gateway_client_max_body_size "1t": not an nginx size'),
+    Case('proxy-buffer-size-injected', {'gateway_proxy_buffer_size': '16k;\nproxy_buffering on'}, 'gateway-sizes',
+         contains='gateway_proxy_buffer_size "16k;\\nproxy_buffering on"'),
     Case('size-injected', {'gateway_conn_limit_zone_size': '10m;\nlimit_conn_zone x'}, 'gateway-sizes',
          contains='gateway_conn_limit_zone_size "10m;\\nlimit_conn_zone x"'),
     Case('size-as-number', {'gateway_rate_limit_zone_size': 1048576, 'gateway_zone_size': '1G'}, 'gateway-sizes', absent=True),
