@@ -263,8 +263,8 @@ def test_unknown_repo_pair_is_reported_under_its_name():
                                 'ARG FOO_REPO=https://github.com/example/foo.git\nARG FOO_COMMIT=0123abc\n'
                                 'RUN git clone ${FOO_REPO} && git -C foo checkout ${FOO_COMMIT}\n'
                                 'FROM base AS final\n')
-    foo = vllm_rocm_recipe(base, MINIMAL_VLLM)['components']['foo']
-    assert foo == {'source': 'build', 'repo': 'https://github.com/example/foo.git', 'ref': '0123abc', 'version': None,
+    widget = vllm_rocm_recipe(base, MINIMAL_VLLM)['components']['foo']
+    assert widget == {'source': 'build', 'repo': 'https://github.com/example/foo.git', 'ref': '0123abc', 'version': None,
                    'dockerfile': 'Dockerfile.rocm_base', 'stage': 'build_foo', 'in_image': False}
 
 
