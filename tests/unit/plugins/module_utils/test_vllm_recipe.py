@@ -265,7 +265,7 @@ def test_unknown_repo_pair_is_reported_under_its_name():
                                 'FROM base AS final\n')
     widget = vllm_rocm_recipe(base, MINIMAL_VLLM)['components']['foo']
     assert widget == {'source': 'build', 'repo': 'https://github.com/example/foo.git', 'ref': '0123abc', 'version': None,
-                   'dockerfile': 'Dockerfile.rocm_base', 'stage': 'build_foo', 'in_image': False}
+                      'dockerfile': 'Dockerfile.rocm_base', 'stage': 'build_foo', 'in_image': False}
 
 
 def test_parser_joins_lines_skips_comments_and_expands():
