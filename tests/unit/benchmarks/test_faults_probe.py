@@ -220,13 +220,16 @@ def test_report_prints_a_table_and_collects_the_problems(tmp_path):
     cases = tmp_path / 'cases.json'
     cases.write_text(json.dumps([case, serve_case(serve_rc=1)]))
     out = tmp_path / 'faults.json'
-    result = probe.cmd_report(type('Args', (), {'cases': str(cases), 'out': str(out)}))
+    result = probe.cmd_report(type('Args', (), {'cases': str(cases), 'out': str(out), 'over_start_most': 10.0}))
     assert json.loads(out.read_text())['problems'] == result['problems']
     assert [row['case'] for row in result['cases']] == ['kill_api_server', 'changed_flag']
     assert result['problems'] == ['changed_flag: playbooks/serve.yml failed (rc=1): see benchmark-results/faults-changed_flag-serve.log']
     head, first, second, note = result['table']
     assert note == 'kill_api_server: served again 46.8 s after the kill, +4.8 s over a planned restart (42.0 s; goal: +10 s at most)'
     assert result['cases'][0]['over_start_s'] == 4.8
+    # The same way back against a goal of 4 s is a problem.
+    late = probe.report([dict(kill_case(), load=load(failed=2, completed=298)), serve_case()], 4)
+    assert 'kill_api_server: served again 46.8 s after the kill, more than 4 s over a planned restart (42.0 s)' in late['problems']
     assert head.split()[:4] == ['case', 'worker', 'failed', 'allowed']
     assert first.split()[:6] == ['kill_api_server', 'llmfleet-worker-0', '2', '4', '298', '46.8']
     assert second.split()[:6] == ['changed_flag', 'llmfleet-worker-0', '0', '0', '100', '42.0']
