@@ -19,6 +19,14 @@ to follow the platform), ``min_kernel`` ("5.15"), ``node`` (the registered resul
 (bool or None: decided from the RDMA devices), ``expected_gpu_count`` (int or None) and
 ``accepted`` (finding ids downgraded to info).
 
+What the support table (``module_utils/_support_matrix.py``) is judged against: ``host`` (the node's inventory name,
+for the messages), ``rocm_version`` (the release the rocm role installs: the inventory's ``rocm_version``; the
+installed release the ROCm tools report when it is empty), ``engine`` (``{name, version}`` of the engine role),
+``pythons`` (``{engine_python: path, toolchain_python: path}``), ``python_results`` (the registered loop of the
+role's Python version reading, one result per distinct path, ``item`` the path), ``engine_build_enabled`` (false:
+toolchain_python is not used) and ``exporter`` (``{enabled, monitoring_hosts}``: the exporters role installs AMD's
+Device Metrics Exporter on GPU nodes when it is enabled and the inventory has monitoring hosts).
+
 A finding is ``{id, level, message, fix}`` with level ``fail``, ``warn`` or ``info``.
 """
 
@@ -30,6 +38,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, supported_system_rule
 from ansible_collections.llmfleet.rocm.plugins.module_utils.kernel import parse_kernel_version
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import normalize_pci_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _support_matrix as matrix
 
 LEVELS = ('fail', 'warn', 'info')
 
@@ -53,6 +62,11 @@ RULES = (
     ('gpu-count-mismatch', 'fail'),
     ('gpu-not-visible-to-rocm', 'warn'),
     ('gpu-bar-small', 'warn'),
+    ('rocm-gpu-os-unsupported', 'fail'),
+    ('rocm-gpu-os-unknown', 'warn'),
+    ('engine-python-unsupported', 'fail'),
+    ('engine-python-unknown', 'warn'),
+    ('exporter-os-unsupported', 'warn'),
     ('cmdline-unreadable', 'info'),
     ('iommu-disabled', 'warn'),
     ('iommu-passthrough-missing', 'warn'),
@@ -199,7 +213,86 @@ def _readings(inputs):
         'errors': {'preflight_facts': node_error, 'rocm_facts': rocm_error, 'pcie_facts': pcie_error, 'numa_facts': numa_error,
                    'rdma_facts': rdma_error},
         'expected_gpu_count': _opt_number(inputs.get('expected_gpu_count')),
+        'host': inputs.get('host') or 'this node',
+        'rocm_target': _rocm_target(inputs.get('rocm_version'), (rocm or {}).get('rocm_version')),
+        'gpu_models': _gpu_models((rocm or {}).get('gpus') or [], gpus),
+        'engine': _engine(inputs.get('engine')),
+        'pythons': _pythons(inputs),
+        'exporter_planned': _exporter_planned(inputs.get('exporter')),
     }
+
+
+def _rocm_target(wanted, installed):
+    """The ROCm release judged against AMD's matrix: the one the rocm role installs, else the installed one."""
+    wanted = str(wanted or '').strip()
+    installed = str(installed or '').strip()
+    version, source = (wanted, 'rocm_version') if wanted else (installed, 'installed') if installed else (None, None)
+    return {'version': version, 'from': source, 'series': matrix.rocm_series(version), 'installed': installed or None}
+
+
+def _gpu_models(rocm_gpus, pci_gpus):
+    """The node's kinds of GPU (name, LLVM target, how many, which Instinct models they can be): from the ROCm tools,
+    else from the PCI bus (where a node without ROCm shows them). Integrated GPUs are left out."""
+    kinds = []
+    if rocm_gpus:
+        seen = [(gpu.get('marketing_name'), gpu.get('gfx_target'), 'rocm') for gpu in rocm_gpus if not gpu.get('integrated')]
+    else:
+        seen = [(gpu.get('description'), None, 'lspci') for gpu in pci_gpus]
+    for name, gfx_target, source in seen:
+        for kind in kinds:
+            if kind['name'] == name and kind['gfx_target'] == gfx_target:
+                kind['count'] += 1
+                break
+        else:
+            candidates, named = matrix.gpu_candidates(name, gfx_target)
+            kinds.append({'name': name, 'gfx_target': gfx_target, 'source': source, 'count': 1,
+                          'candidates': list(candidates), 'named': list(named)})
+    return kinds
+
+
+def _engine(engine):
+    engine = engine if isinstance(engine, dict) else {}
+    name = str(engine.get('name') or '').strip() or None
+    version = str(engine.get('version') or '').strip() or None
+    bounds = matrix.vllm_python_range(version) if name == 'vllm' else None
+    return {'name': name, 'version': version, 'python_range': matrix.format_range(bounds) if bounds else None,
+            'python_bounds': bounds}
+
+
+def _pythons(inputs):
+    """Each distinct Python the engine (and, when it builds, the toolchain) uses: its variables, path and version."""
+    paths = inputs.get('pythons') if isinstance(inputs.get('pythons'), dict) else {}
+    build = _opt_bool(inputs.get('engine_build_enabled'))
+    results = (inputs.get('python_results') or {}).get('results') if isinstance(inputs.get('python_results'), dict) else None
+    by_path = dict((str(result.get('item')), result) for result in results or [] if isinstance(result, dict))
+    readings = []
+    for variable in ('engine_python', 'toolchain_python'):
+        path = str(paths.get(variable) or '').strip()
+        if not path or (variable == 'toolchain_python' and build is False):
+            continue
+        for reading in readings:
+            if reading['path'] == path:
+                reading['variables'].append(variable)
+                break
+        else:
+            result = by_path.get(path)
+            version, error = None, None
+            if result is None or result.get('skipped'):
+                error = None
+            elif result.get('rc') == 0 and matrix.python_version(result.get('stdout')):
+                version = matrix.python_version(result.get('stdout'))
+            else:
+                error = ' '.join(str(result.get(key) or '').strip() for key in ('msg', 'stderr', 'stdout')).strip() \
+                    or 'exit status %s' % result.get('rc')
+            readings.append({'variables': [variable], 'path': path, 'read': result is not None and not result.get('skipped'),
+                             'version': '.'.join(str(part) for part in version) if version else None,
+                             'version_tuple': version, 'error': error})
+    return readings
+
+
+def _exporter_planned(exporter):
+    exporter = exporter if isinstance(exporter, dict) else {}
+    return bool(_opt_bool(exporter.get('enabled')) and exporter.get('monitoring_hosts'))
 
 
 def preflight_readings(inputs):
@@ -209,6 +302,9 @@ def preflight_readings(inputs):
     readings = _readings(inputs)
     del readings['pcie_devices']
     del readings['os']['platform']
+    del readings['engine']['python_bounds']
+    for python in readings['pythons']:
+        del python['version_tuple']
     return readings
 
 
@@ -375,6 +471,137 @@ def _rules_gpus(r):
     return found
 
 
+def _system_names(keys):
+    return ' or '.join(matrix.SYSTEM_NAMES.get(key, key) for key in keys)
+
+
+def _gpu_label(kind):
+    label = kind['name'] or kind['gfx_target'] or 'an unnamed GPU'
+    if kind['gfx_target'] and kind['gfx_target'] not in label:
+        label += ' (%s)' % kind['gfx_target']
+    return '%d x %s' % (kind['count'], label)
+
+
+def _node_line(r):
+    """"<host> (<OS>, ROCm <version> from <where>" for the messages of the support table."""
+    target = r['rocm_target']
+    rocm = ('ROCm %s (%s)' % (target['version'], 'rocm_version' if target['from'] == 'rocm_version' else 'installed')
+            if target['version'] else 'no ROCm release known')
+    return '%s (%s, %s' % (r['host'], r['os']['name'], rocm)
+
+
+def _rules_support(r):
+    """The node against the support table: GPU / OS / ROCm (AMD's matrix), the engine's Python, the exporter's OS."""
+    found = []
+    platform = r['os']['platform']
+    system = matrix.system_key(platform.get('key'))
+    target = r['rocm_target']
+    series = target['series']
+    source = matrix.SOURCES.get('rocm_%s' % series) or {}
+    known_system = r['os']['supported'] and system is not None
+    outside, unknown, fixes = [], [], []
+    if known_system and series:
+        for kind in r['gpu_models']:
+            verdict = matrix.judge_gpu(series, system, kind['candidates'])
+            if verdict == 'supported':
+                continue
+            if verdict == 'unsupported':
+                outside.append(_gpu_label(kind))
+                for model in kind['candidates']:
+                    systems, releases = matrix.supported_elsewhere(model, series, system)
+                    ways = []
+                    if systems:
+                        ways.append('run them on %s (AMD supports %s there with ROCm %s)' % (_system_names(systems), model, series))
+                    if releases:
+                        ways.append('set rocm_version to a %s release (AMD supports %s on %s there)'
+                                    % (' or '.join(releases), model, r['os']['name']))
+                    fixes.append('%s: %s' % (model, ', or '.join(ways) if ways else 'use a system and ROCm release AMD lists for it'))
+            elif series not in matrix.ROCM_MATRIX:
+                unknown.append('%s: ROCm %s is not in the table (it holds %s)'
+                               % (_gpu_label(kind), series, ', '.join(sorted(matrix.ROCM_MATRIX))))
+            elif kind['named'] and not kind['candidates']:
+                unknown.append('%s: %s is not an Instinct GPU of the table' % (_gpu_label(kind), '/'.join(kind['named'])))
+            elif not kind['candidates']:
+                unknown.append('%s: not an AMD Instinct GPU the table knows (Radeon cards are best effort)' % _gpu_label(kind))
+            else:
+                inside = [model for model in kind['candidates'] if model in matrix.ROCM_MATRIX[series][system]]
+                unknown.append('%s: could be %s, and of these AMD supports only %s here'
+                               % (_gpu_label(kind), ' or '.join(kind['candidates']), ', '.join(inside)))
+    if outside:
+        found.append(_finding(
+            'rocm-gpu-os-unsupported', 'fail',
+            '%s): %s on %s with ROCm %s is outside AMD\'s compatibility matrix: for ROCm %s on %s AMD supports %s only (%s).'
+            % (_node_line(r), ', '.join(outside), r['os']['name'], series, series, r['os']['name'],
+               ', '.join(matrix.ROCM_MATRIX[series][system]), source.get('url')),
+            '%s. AMD\'s matrix: %s' % ('; '.join(fixes), source.get('url'))))
+    if unknown:
+        found.append(_finding(
+            'rocm-gpu-os-unknown', 'warn',
+            '%s): the collection\'s copy of AMD\'s compatibility matrix cannot judge the GPUs on %s with ROCm %s: %s.'
+            % (_node_line(r), r['os']['name'], series, '; '.join(unknown)),
+            'Look the GPU up for %s and ROCm %s in AMD\'s compatibility matrix (%s); where AMD supports it, accept the finding '
+            '(preflight_accepted_findings: [rocm-gpu-os-unknown]), else change the system or rocm_version.'
+            % (r['os']['name'], series, source.get('url') or matrix.LATEST_MATRIX_URL)))
+    found.extend(_rules_python(r))
+    if r['exporter_planned'] and known_system and system not in matrix.EXPORTER_SYSTEMS:
+        gpus = ', '.join(_gpu_label(kind) for kind in r['gpu_models']) or 'no GPU seen yet'
+        found.append(_finding(
+            'exporter-os-unsupported', 'warn',
+            '%s, %s): AMD packages its Device Metrics Exporter (amdgpu-exporter) for %s only (%s); the exporters role would '
+            'install its %s build on %s, which AMD does not test.'
+            % (_node_line(r), gpus, ' and '.join(matrix.SYSTEM_NAMES[key] for key in matrix.EXPORTER_SYSTEMS), matrix.SOURCES['exporter']['url'],
+               platform.get('rocm_suite') or 'Ubuntu', r['os']['name']),
+            'Accept it where the exporter is seen to work on these nodes (preflight_accepted_findings: [exporter-os-unsupported]); '
+            'or turn it off for them (exporters_amdgpu_exporter_enabled: false; node_exporter still runs), or run them on %s.'
+            % _system_names(matrix.EXPORTER_SYSTEMS)))
+    return found
+
+
+def _python_names(python):
+    return '%s (%s)' % (' and '.join(python['variables']), python['path'])
+
+
+def _rules_python(r):
+    engine = r['engine']
+    if engine['name'] != 'vllm' or not engine['version']:
+        return []
+    read = [python for python in r['pythons'] if python['read']]
+    if not read:
+        return []
+    bounds = engine['python_bounds']
+    if bounds is None:
+        return [_finding(
+            'engine-python-unknown', 'warn',
+            '%s): vLLM %s is not in the collection\'s table of vLLM releases (%s), so the Python it needs is not known; '
+            '%s not checked.' % (_node_line(r), engine['version'], ', '.join(sorted(matrix.VLLM_PYTHON)),
+                                 ', '.join(_python_names(python) for python in read)),
+            'Compare the Python of %s with requires-python in vLLM %s\'s pyproject.toml, then accept the finding '
+            '(preflight_accepted_findings: [engine-python-unknown]).' % (', '.join(_python_names(python) for python in read), engine['version']))]
+    found = []
+    bad = [python for python in read if python['version_tuple'] and not bounds[0] <= python['version_tuple'][:2] < bounds[1]]
+    if bad:
+        fitting = sorted(release for release, (low, high) in matrix.VLLM_PYTHON.items()
+                         if all(low <= python['version_tuple'][:2] < high for python in bad))
+        found.append(_finding(
+            'engine-python-unsupported', 'fail',
+            '%s): %s; vLLM %s requires Python %s (its pyproject.toml requires-python), and its ROCm images use 3.12.'
+            % (_node_line(r), '; '.join('%s is Python %s' % (_python_names(python), python['version']) for python in bad),
+               engine['version'], engine['python_range']),
+            'Install a Python in that range on the node (Ubuntu 22.04: python3.12 from the deadsnakes PPA, or a relocatable '
+            'Python build through the fleet\'s mirror) and point %s at it%s.'
+            % (' and '.join(sorted(set(variable for python in bad for variable in python['variables']))),
+               ('; or pin an engine_version whose range includes it (%s)' % ', '.join(fitting)) if fitting else '')))
+    broken = [python for python in read if python['error']]
+    if broken:
+        found.append(_finding(
+            'engine-python-unknown', 'warn',
+            '%s): could not read the version of %s, so vLLM %s\'s Python range %s was not checked.'
+            % (_node_line(r), '; '.join('%s: %s' % (_python_names(python), python['error']) for python in broken), engine['version'],
+               engine['python_range']),
+            'Install that Python on the node before the engine stage, or point the variable at the Python that will run vLLM.'))
+    return found
+
+
 def _rules_cmdline(r):
     cmdline = r['cmdline']
     if cmdline is None:
@@ -508,7 +735,7 @@ def preflight_findings(inputs):
         raise AnsibleFilterError('preflight_findings expects a dict of inputs, got %s' % type(inputs).__name__)
     readings = _readings(inputs)
     found = []
-    for rules in (_rules_os_kernel, _rules_secure_boot, _rules_disk, _rules_gpus, _rules_cmdline, _rules_links,
+    for rules in (_rules_os_kernel, _rules_secure_boot, _rules_disk, _rules_gpus, _rules_support, _rules_cmdline, _rules_links,
                   _rules_topology, _rules_numa):
         found.extend(rules(readings))
     accepted = set(inputs.get('accepted') or [])

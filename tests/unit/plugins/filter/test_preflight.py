@@ -128,6 +128,21 @@ def _rdma_facts(addresses):
     return {'tool': 'ibv_devinfo', 'sources': ['ibv_devinfo', 'sysfs'], 'device_count': len(devices), 'devices': devices}
 
 
+PYTHON312 = '/usr/bin/python3.12'
+
+
+def _python_results(versions):
+    """The registered loop of the role's Python version reading: path -> printed version, or None for a missing Python."""
+    results = []
+    for path, version in sorted(versions.items()):
+        if version is None:
+            results.append({'item': path, 'rc': 2, 'failed': False, 'failed_when_result': False, 'changed': False,
+                            'msg': "[Errno 2] No such file or directory: b'%s'" % path, 'stdout': '', 'stderr': ''})
+        else:
+            results.append({'item': path, 'rc': 0, 'changed': False, 'stdout': version, 'stderr': '', 'msg': ''})
+    return {'changed': False, 'msg': 'All items completed', 'results': results}
+
+
 def _gpu(index, address):
     return {'index': index, 'gfx_target': 'gfx942', 'marketing_name': 'AMD Instinct MI300X', 'vram_bytes': 206141652992,
             'numa_node': index, 'pci_address': address, 'compute_units': 304, 'integrated': False}
@@ -148,6 +163,12 @@ def healthy():
                                 'distances': [[10, 32], [32, 10]]}),
         'rdma': _facts('rdma', _rdma_facts(['0000:09:00.0', '0000:89:00.0'])),
         'multi_node': None, 'expected_gpu_count': None, 'accepted': [],
+        # The support table's inputs (roles/preflight/vars/main.yml): ROCm 7.1 on Ubuntu 22.04 with MI300X, vLLM 0.32.0 on a
+        # Python 3.12 (Ubuntu 22.04's own python3 is 3.10), no monitoring hosts.
+        'host': 'mi300x-01', 'rocm_version': '7.1.1', 'engine': {'name': 'vllm', 'version': '0.32.0'},
+        'pythons': {'engine_python': PYTHON312, 'toolchain_python': PYTHON312},
+        'python_results': _python_results({PYTHON312: '3.12.3'}),
+        'engine_build_enabled': True, 'exporter': {'enabled': True, 'monitoring_hosts': []},
     }
 
 
@@ -241,6 +262,24 @@ def _add_bridge_with_acs(inputs):
     inputs['pcie'] = _facts('pcie', _pcie_facts(devices))
 
 
+def _gpus(marketing_name, gfx_target, count=2):
+    """The ROCm tools see ``count`` GPUs of one kind."""
+    gpus = [dict(_gpu(index, address), marketing_name=marketing_name, gfx_target=gfx_target)
+            for index, address in enumerate(['0000:05:00.0', '0000:85:00.0'][:count])]
+    return _rocm(gpu_count=count, gfx_targets=[gfx_target], gpus=gpus)
+
+
+def _debian(inputs):
+    inputs['platform'] = dict(inputs['platform'], key='Debian-12', name='Debian 12', rocm_suite='jammy')
+
+
+def _pythons(engine_python, versions, toolchain_python=None):
+    return _set(pythons={'engine_python': engine_python, 'toolchain_python': toolchain_python or engine_python},
+                python_results=_python_results(versions))
+
+
+_SYSTEM_PYTHON = '/usr/bin/python3'
+_MONITORED = _set(exporter={'enabled': True, 'monitoring_hosts': ['monitor-1']})
 _SMALL_BAR = 256 * 1024 ** 2
 _NO_RDMA = _set(rdma=_facts('rdma', _rdma_facts([])))
 
@@ -316,6 +355,48 @@ CASES = [
     ('gpu-not-visible-to-rocm-partitions-quiet', 'gpu-not-visible-to-rocm', _rocm(gpu_count=16), None),
     ('gpu-bar-small-256mib', 'gpu-bar-small', _pcie_device('0000:85:00.0', largest_bar_bytes=_SMALL_BAR), 'warn'),
     ('gpu-bar-small-4gib-quiet', 'gpu-bar-small', _pcie_device('0000:85:00.0', largest_bar_bytes=4 * GIB), None),
+    ('rocm-gpu-os-unsupported-mi355x-debian-12-rocm-7.1', 'rocm-gpu-os-unsupported',
+     _all(_debian, _gpus('AMD Instinct MI355X', 'gfx950')), 'fail'),
+    ('rocm-gpu-os-unsupported-mi325x-debian-12-rocm-7.0', 'rocm-gpu-os-unsupported',
+     _all(_debian, _set(rocm_version='7.0.2'), _gpus('AMD Instinct MI325X', 'gfx942')), 'fail'),
+    ('rocm-gpu-os-unsupported-mi210-debian-12-rocm-7.2', 'rocm-gpu-os-unsupported',
+     _all(_debian, _set(rocm_version='7.2.3'), _gpus('AMD Instinct MI210', 'gfx90a')), 'fail'),
+    ('rocm-gpu-os-unsupported-pci-only-mi355x', 'rocm-gpu-os-unsupported',
+     _all(_debian, _rocm(gpu_count=0, gfx_targets=[], rocm_version=None, sources=[], gpus=[]),
+          _pcie_device('0000:05:00.0', description='Device 75a3 [Instinct MI355X]')), 'fail'),
+    ('rocm-gpu-os-unsupported-mi300x-debian-12-rocm-7.1-quiet', 'rocm-gpu-os-unsupported', _debian, None),
+    ('rocm-gpu-os-unsupported-mi355x-debian-12-rocm-7.2-quiet', 'rocm-gpu-os-unsupported',
+     _all(_debian, _set(rocm_version='7.2.3'), _gpus('AMD Instinct MI355X', 'gfx950')), None),
+    ('rocm-gpu-os-unsupported-mi355x-ubuntu-quiet', 'rocm-gpu-os-unsupported', _gpus('AMD Instinct MI355X', 'gfx950'), None),
+    ('rocm-gpu-os-unknown-rocm-6.4', 'rocm-gpu-os-unknown', _set(rocm_version='6.4.3'), 'warn'),
+    ('rocm-gpu-os-unknown-mi308x', 'rocm-gpu-os-unknown', _gpus('AMD Instinct MI308X', 'gfx942'), 'warn'),
+    ('rocm-gpu-os-unknown-radeon', 'rocm-gpu-os-unknown', _gpus('AMD Radeon PRO W7900', 'gfx1100'), 'warn'),
+    ('rocm-gpu-os-unknown-unnamed-gfx90a-debian-12-rocm-7.2', 'rocm-gpu-os-unknown',
+     _all(_debian, _set(rocm_version='7.2.3'), _gpus(None, 'gfx90a')), 'warn'),
+    ('rocm-gpu-os-unknown-unnamed-gfx90a-debian-12-rocm-7.1-quiet', 'rocm-gpu-os-unknown', _all(_debian, _gpus(None, 'gfx90a')), None),
+    ('rocm-gpu-os-unknown-no-rocm-release-quiet', 'rocm-gpu-os-unknown',
+     _all(_set(rocm_version=''), _rocm(rocm_version=None)), None),
+    ('engine-python-unsupported-3.10-vllm-0.32', 'engine-python-unsupported', _pythons(_SYSTEM_PYTHON, {_SYSTEM_PYTHON: '3.10.12'}), 'fail'),
+    ('engine-python-unsupported-3.15-vllm-0.33', 'engine-python-unsupported',
+     _all(_set(engine={'name': 'vllm', 'version': '0.33.0'}), _pythons(PYTHON312, {PYTHON312: '3.15.0'})), 'fail'),
+    ('engine-python-unsupported-toolchain-3.10', 'engine-python-unsupported',
+     _pythons(PYTHON312, {PYTHON312: '3.12.3', _SYSTEM_PYTHON: '3.10.12'}, toolchain_python=_SYSTEM_PYTHON), 'fail'),
+    ('engine-python-unsupported-3.10-vllm-0.31-quiet', 'engine-python-unsupported',
+     _all(_set(engine={'name': 'vllm', 'version': '0.31.0'}), _pythons(_SYSTEM_PYTHON, {_SYSTEM_PYTHON: '3.10.12'})), None),
+    ('engine-python-unsupported-toolchain-unused-quiet', 'engine-python-unsupported',
+     _all(_set(engine_build_enabled=False),
+          _pythons(PYTHON312, {PYTHON312: '3.12.3', _SYSTEM_PYTHON: '3.10.12'}, toolchain_python=_SYSTEM_PYTHON)), None),
+    ('engine-python-unsupported-sglang-quiet', 'engine-python-unsupported',
+     _all(_set(engine={'name': 'sglang', 'version': '0.5.23'}), _pythons(_SYSTEM_PYTHON, {_SYSTEM_PYTHON: '3.10.12'})), None),
+    ('engine-python-unknown-missing-python', 'engine-python-unknown', _pythons('/opt/python3.12/bin/python3', {'/opt/python3.12/bin/python3': None}),
+     'warn'),
+    ('engine-python-unknown-vllm-0.34', 'engine-python-unknown', _set(engine={'name': 'vllm', 'version': '0.34.0'}), 'warn'),
+    ('engine-python-unknown-not-read-quiet', 'engine-python-unknown', _set(python_results={'skipped': True, 'results': []}), None),
+    ('exporter-os-unsupported-debian-12', 'exporter-os-unsupported', _all(_debian, _MONITORED), 'warn'),
+    ('exporter-os-unsupported-ubuntu-quiet', 'exporter-os-unsupported', _MONITORED, None),
+    ('exporter-os-unsupported-no-monitoring-quiet', 'exporter-os-unsupported', _debian, None),
+    ('exporter-os-unsupported-disabled-quiet', 'exporter-os-unsupported',
+     _all(_debian, _set(exporter={'enabled': False, 'monitoring_hosts': ['monitor-1']})), None),
     ('cmdline-unreadable', 'cmdline-unreadable', _node(cmdline=None), 'info'),
     ('cmdline-unreadable-read-quiet', 'cmdline-unreadable', _set(), None),
     ('iommu-disabled-amd-iommu-off', 'iommu-disabled', _cmdline('ro amd_iommu=off pci=realloc=off'), 'warn'),
