@@ -92,6 +92,13 @@ INSTINCT_TARGETS = {
     'MI100': 'gfx908',
 }
 _ALL_INSTINCT = tuple(INSTINCT_TARGETS)
+# Series names some tools and PCI names give instead of the model ("AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2" is
+# an MI250X's rocminfo name; "Aldebaran/MI200 [Instinct MI250X/MI250]" a PCI name): any model of the series.
+INSTINCT_SERIES = {
+    'MI350': ('MI355X', 'MI350X'),
+    'MI300': ('MI325X', 'MI300X', 'MI300A'),
+    'MI200': ('MI250X', 'MI250', 'MI210'),
+}
 
 # ROCm series -> system (the base role's platform key) -> the Instinct GPUs AMD supports there.
 ROCM_MATRIX = {
@@ -147,16 +154,22 @@ def rocm_series(version):
 def gpu_candidates(name, gfx_target=None):
     """(models, named): the Instinct models a GPU can be, from its name, else from its LLVM target.
 
-    ``named`` lists every MI model the name mentions; a name that mentions only models outside the table (an
-    MI308X) gives no candidate. A name without a model falls back to every Instinct GPU of the LLVM target.
+    ``named`` lists every MI model the name mentions; a name that names models gives those of the table (a model
+    outside it, an MI308X, gives none); a name that gives a series only (MI200) gives the series' models (of the
+    LLVM target, when known). A name without either falls back to every Instinct GPU of the LLVM target.
     """
     named = []
     for match in _MODEL_RE.finditer(str(name or '')):
         model = ('MI%s%s' % (match.group('number'), match.group('suffix'))).upper()
         if model not in named:
             named.append(model)
+    models = [model for model in named if model in INSTINCT_TARGETS]
+    if not models:
+        models = [model for series in named for model in INSTINCT_SERIES.get(series, ())]
+        if gfx_target:
+            models = [model for model in models if INSTINCT_TARGETS[model] == gfx_target]
     if named:
-        return tuple(model for model in named if model in INSTINCT_TARGETS), tuple(named)
+        return tuple(models), tuple(named)
     if gfx_target:
         return tuple(model for model in _ALL_INSTINCT if INSTINCT_TARGETS[model] == gfx_target), ()
     return (), ()

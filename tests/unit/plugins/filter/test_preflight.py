@@ -11,8 +11,10 @@ __metaclass__ = type
 
 import copy
 import os
+import re
 
 import pytest
+import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.filter.preflight import (
@@ -645,3 +647,125 @@ def test_readme_lists_every_rule():
     with open(readme) as handle:
         listed = [line.split('`')[1] for line in handle if line.startswith('| `') and '-' in line.split('`')[1]]
     assert listed == list(RULE_IDS)
+
+
+# ---------------------------------------------------------------------------------------------
+# The support table (module_utils/_support_matrix.py): messages, the sandbox, the role's inputs
+# ---------------------------------------------------------------------------------------------
+
+def _sandbox_node(rocm_tools=True):
+    """A lab GPU node as inventories/sandbox makes it: a Debian 12 container, 8 x MI300X (the stub ROCm tools' names after the
+    driver stage, lspci's before it), rocm_version 7.1.1, vLLM 0.32.0 on Debian 12's python3 (3.11), a monitoring host."""
+    inputs = healthy()
+    inputs.update(platform=dict(CONTAINER, key='Debian-12', name='Debian 12', rocm_suite='jammy', kernel_packages=['linux-headers-' + KERNEL]),
+                  host='gpu-node-1', accepted=['gpu-none'], engine_build_enabled=False,
+                  pythons={'engine_python': _SYSTEM_PYTHON, 'toolchain_python': _SYSTEM_PYTHON},
+                  python_results=_python_results({_SYSTEM_PYTHON: '3.11.2'}),
+                  exporter={'enabled': True, 'monitoring_hosts': ['monitor-1']})
+    inputs['node']['ansible_facts']['preflight']['kernel_packages'] = {'checked': False, 'packages': None, 'error': None}
+    if rocm_tools:
+        _gpus('AMD Instinct MI300X', 'gfx942')(inputs)
+    else:
+        _rocm(gpu_count=0, gfx_targets=[], rocm_version=None, sources=[], gpus=[])(inputs)
+    return inputs
+
+
+@pytest.mark.parametrize('rocm_tools', [True, False], ids=['after-the-driver-stage', 'pci-bus-only'])
+def test_the_sandbox_combination_is_in_the_matrix_and_only_the_exporter_warns(rocm_tools):
+    findings = preflight_findings(_sandbox_node(rocm_tools))
+    assert [(finding['id'], finding['level']) for finding in findings] == [
+        ('exporter-os-unsupported', 'warn'), ('kernel-packages-unchecked', 'info')]
+    message = findings[0]['message']
+    assert message.startswith('gpu-node-1 (Debian 12, ROCm 7.1.1 (rocm_version), 2 x ')
+    assert 'MI300X' in message and 'Ubuntu 22.04 and Ubuntu 24.04 only' in message and 'jammy build' in message
+
+
+def test_the_sandbox_would_stop_on_a_gpu_outside_the_matrix():
+    inputs = _sandbox_node()
+    _gpus('AMD Instinct MI355X', 'gfx950')(inputs)
+    assert [finding['id'] for finding in preflight_findings(inputs) if finding['level'] == 'fail'] == ['rocm-gpu-os-unsupported']
+
+
+def test_unsupported_combination_names_node_gpu_system_release_and_fix():
+    inputs = healthy()
+    _all(_debian, _gpus('AMD Instinct MI355X', 'gfx950'))(inputs)
+    finding = by_id(preflight_findings(inputs), 'rocm-gpu-os-unsupported')
+    assert finding['message'] == (
+        "mi300x-01 (Debian 12, ROCm 7.1.1 (rocm_version)): 2 x AMD Instinct MI355X (gfx950) on Debian 12 with ROCm 7.1 is outside "
+        "AMD's compatibility matrix: for ROCm 7.1 on Debian 12 AMD supports MI325X, MI300X, MI300A, MI250X, MI250, MI210 only "
+        "(https://rocm.docs.amd.com/en/docs-7.1.0/compatibility/compatibility-matrix.html).")
+    assert finding['fix'].startswith('MI355X: run them on Ubuntu 22.04 or Ubuntu 24.04 (AMD supports MI355X there with ROCm 7.1), '
+                                     'or set rocm_version to a 7.2 release (AMD supports MI355X on Debian 12 there).')
+
+
+def test_the_installed_rocm_is_judged_when_rocm_version_is_empty():
+    inputs = healthy()
+    _all(_debian, _set(rocm_version=''), _gpus('AMD Instinct MI325X', 'gfx942'), _rocm(rocm_version='7.0.2'))(inputs)
+    finding = by_id(preflight_findings(inputs), 'rocm-gpu-os-unsupported')
+    assert '(Debian 12, ROCm 7.0.2 (installed))' in finding['message']
+    assert 'set rocm_version to a 7.1 or 7.2 release' in finding['fix']
+
+
+def test_unknown_combination_says_why():
+    inputs = healthy()
+    _all(_debian, _set(rocm_version='7.2.3'), _gpus(None, 'gfx90a'))(inputs)
+    finding = by_id(preflight_findings(inputs), 'rocm-gpu-os-unknown')
+    assert 'could be MI250X or MI250 or MI210, and of these AMD supports only MI250X, MI250 here' in finding['message']
+    assert 'preflight_accepted_findings: [rocm-gpu-os-unknown]' in finding['fix']
+
+
+def test_python_310_against_vllm_032_fails_with_the_range_and_the_fix():
+    inputs = healthy()
+    _pythons(_SYSTEM_PYTHON, {_SYSTEM_PYTHON: '3.10.12'})(inputs)
+    findings = preflight_findings(inputs)
+    assert [finding['id'] for finding in findings] == ['engine-python-unsupported']
+    finding = findings[0]
+    assert finding['level'] == 'fail'
+    assert ('engine_python and toolchain_python (/usr/bin/python3) is Python 3.10.12; vLLM 0.32.0 requires Python >=3.11,<3.15'
+            in finding['message'])
+    assert 'point engine_python and toolchain_python at it' in finding['fix']
+    assert 'pin an engine_version whose range includes it (0.30.0, 0.31.0)' in finding['fix']
+
+
+def test_new_findings_can_be_accepted():
+    inputs = healthy()
+    _all(_debian, _gpus('AMD Instinct MI355X', 'gfx950'), _pythons(_SYSTEM_PYTHON, {_SYSTEM_PYTHON: '3.10.12'}), _MONITORED)(inputs)
+    inputs['accepted'] = ['rocm-gpu-os-unsupported', 'engine-python-unsupported', 'exporter-os-unsupported']
+    assert [finding['level'] for finding in preflight_findings(inputs)] == ['info', 'info', 'info']
+
+
+def test_readings_of_the_support_table():
+    readings = preflight_readings(healthy())
+    assert readings['rocm_target'] == {'version': '7.1.1', 'from': 'rocm_version', 'series': '7.1', 'installed': '7.1.1'}
+    assert readings['gpu_models'] == [{'name': 'AMD Instinct MI300X', 'gfx_target': 'gfx942', 'source': 'rocm', 'count': 2,
+                                       'candidates': ['MI300X'], 'named': ['MI300X']}]
+    assert readings['engine'] == {'name': 'vllm', 'version': '0.32.0', 'python_range': '>=3.11,<3.15'}
+    assert readings['pythons'] == [{'variables': ['engine_python', 'toolchain_python'], 'path': PYTHON312, 'read': True,
+                                    'version': '3.12.3', 'error': None}]
+    assert readings['exporter_planned'] is False
+
+
+def test_the_role_passes_the_other_roles_defaults_where_the_inventory_sets_nothing():
+    """roles/preflight/vars/main.yml falls back to the rocm, engine, toolchain, engine_build and exporters roles' defaults."""
+    root = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles')
+
+    def load(*parts):
+        with open(os.path.join(root, *parts)) as handle:
+            return yaml.safe_load(handle)
+
+    role_vars = load('preflight', 'vars', 'main.yml')
+    inputs = role_vars['_preflight_findings_inputs']
+    expressions = {
+        ('rocm', 'rocm_version'): inputs['rocm_version'],
+        ('engine', 'engine_name'): inputs['engine']['name'],
+        ('engine', 'engine_version'): inputs['engine']['version'],
+        ('engine', 'engine_python'): role_vars['_preflight_pythons']['engine_python'],
+        ('toolchain', 'toolchain_python'): role_vars['_preflight_pythons']['toolchain_python'],
+        ('engine_build', 'engine_build_enabled'): inputs['engine_build_enabled'],
+        ('exporters', 'exporters_amdgpu_exporter_enabled'): inputs['exporter']['enabled'],
+    }
+    for (role, variable), expression in sorted(expressions.items()):
+        match = re.match(r"^\{\{ %s \| default\('?(?P<value>[^')]*)'?\) \}\}$" % variable, expression)
+        assert match, (variable, expression)
+        default = load(role, 'defaults', 'main.yml')[variable]
+        assert match.group('value') == (str(default).lower() if isinstance(default, bool) else default), (variable, expression)
