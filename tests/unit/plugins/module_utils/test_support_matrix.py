@@ -39,7 +39,7 @@ FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
     ('7.2', 'Ubuntu-22', 'MI325X', 'supported'),
     ('6.4', 'Ubuntu-22', 'MI300X', 'unknown'),
     ('7.1', 'Rocky-9', 'MI300X', 'unknown'),
-], ids=lambda value: str(value))
+], ids=str)
 def test_matrix_rows(series, system, model, verdict):
     assert matrix.judge_gpu(series, system, (model,)) == verdict
 
