@@ -187,3 +187,16 @@ def test_the_role_is_read_as_it_builds():
 def test_what_the_role_builds_resolves_the_pinned_releases_requirements(outcomes):
     report, found = outcomes['role']
     assert report is not None and found == [], '\n'.join(found)
+
+
+def test_the_toolchains_build_tools_satisfy_the_recipes_pins():
+    """vLLM's base installs its build tools with pins (pybind11<3.1.0, setuptools<80, cmake<4): the toolchain role's
+    pinned versions must satisfy them, or the build runs with tools upstream excluded."""
+    with open(os.path.join(vr.ROOT, 'roles', 'toolchain', 'defaults', 'main.yml')) as handle:
+        pinned = dict(line.split('==') for line in vr.yaml.safe_load(handle)['toolchain_python_packages'])
+    pinned = dict((vr.canonicalize_name(name), version) for name, version in pinned.items())
+    pins = vr.release_recipe(RELEASE)['pins']
+    checked = [name for name in pins if name in pinned]
+    assert set(checked) >= {'pybind11', 'setuptools', 'cmake'}
+    for name in checked:
+        assert vr.SpecifierSet(pins[name]).contains(pinned[name]), '%s==%s is outside %s' % (name, pinned[name], pins[name])
