@@ -103,7 +103,7 @@ def test_requirement_lines_are_what_setup_py_declares():
     ('torchvision', 'v0.27.1', '0.27.1+df56172'),
     ('amdsmi', 'rocm-7.2.3', '26.2.2+c2d9476115'),
     ('flash_attention', '0e60e394', '2.8.3'),
-], ids=lambda value: str(value))
+], ids=str)
 def test_a_build_writes_this_version(component, ref, expected):
     entry = vr.load_checkouts()[component][ref]
     assert vr.built_version(component, str(entry['base']), str(entry['commit'])) == expected
