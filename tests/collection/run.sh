@@ -28,14 +28,19 @@ tarball="${tarballs[0]}"
 # --- What the tarball holds --------------------------------------------------------------------
 # At the top only what Ansible loads and its documentation; no caches or build output anywhere.
 tar -tzf "$tarball" | sed 's#/$##' | sort > "$work/contents"
-allowed_top='^(MANIFEST\.json|FILES\.json|README\.md|CHANGELOG\.md|LICENSE|meta|plugins|roles|playbooks)$'
+allowed_top='^(MANIFEST\.json|FILES\.json|README\.md|CHANGELOG\.md|LICENSE|meta|plugins|roles|playbooks|docs|changelogs)$'
 while IFS= read -r entry; do
   fail "the tarball holds $entry (not shipped: add it to build_ignore in galaxy.yml, or to allowed_top here)"
 done < <(cut -d/ -f1 "$work/contents" | sort -u | grep -Ev "$allowed_top" || true)
 while IFS= read -r entry; do
   fail "the tarball holds $entry (a cache or build output)"
 done < <(grep -E '(^|/)(__pycache__|\.pytest_cache)(/|$)|\.pyc$|\.tar\.gz$' "$work/contents" || true)
-for required in MANIFEST.json FILES.json README.md CHANGELOG.md LICENSE meta/runtime.yml playbooks/site.yml; do
+# Unreleased changelog fragments and antsibull-changelog's plugin cache stay out.
+while IFS= read -r entry; do
+  fail "the tarball holds $entry (an unreleased changelog fragment or antsibull-changelog's cache)"
+done < <(grep -E '^changelogs/(fragments|\.plugin-cache\.yaml)' "$work/contents" || true)
+for required in MANIFEST.json FILES.json README.md CHANGELOG.md LICENSE meta/runtime.yml playbooks/site.yml \
+  changelogs/changelog.yaml changelogs/config.yaml docs/operations.md; do
   grep -qxF "$required" "$work/contents" || fail "the tarball lacks $required"
 done
 # Nothing of what ships is left out: every file of the checkout under the shipped directories is in it.
@@ -44,7 +49,8 @@ if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
     [ -e "$root/$file" ] || continue
     case "$file" in *.pyc | */__pycache__/*) continue ;; esac
     grep -qxF "$file" "$work/contents" || fail "the tarball lacks $file"
-  done < <(git -C "$root" ls-files --cached --others --exclude-standard -- meta plugins roles playbooks)
+  done < <(git -C "$root" ls-files --cached --others --exclude-standard -- meta plugins roles playbooks docs \
+    changelogs/changelog.yaml changelogs/config.yaml)
 fi
 shipped_files="$(grep -cv '/$' <(tar -tzf "$tarball"))"
 
