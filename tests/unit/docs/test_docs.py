@@ -187,8 +187,7 @@ def test_the_changelog_is_set_up():
 
 def test_changelog_md_is_generated_from_changelogs(tmp_path):
     tool = _antsibull_changelog()
-    if tool is None:
-        pytest.skip('antsibull-changelog is not installed (make venv installs it from requirements.txt)')
+    assert tool is not None, 'antsibull-changelog is not installed: make venv installs it from requirements.txt'
     shutil.copy(os.path.join(ROOT, 'galaxy.yml'), str(tmp_path))
     shutil.copytree(os.path.join(ROOT, 'changelogs'), str(tmp_path / 'changelogs'))
     subprocess.run([tool, 'generate', '--output', str(tmp_path / 'generated.md')], cwd=str(tmp_path), check=True,
