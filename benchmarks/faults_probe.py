@@ -336,7 +336,7 @@ def cmd_proof(args):
 # the verdict (controller)
 
 def load_figures(result):
-    """`vllm bench serve`'s saved result (--save-detailed) -> completed, failed and the distinct errors with counts."""
+    """The load's result (benchmarks/steady_load.py) -> completed, failed and the distinct errors with counts."""
     errors = collections.Counter((error or '').strip().splitlines()[0][:160] if (error or '').strip() else ''
                                  for error in result.get('errors') or [])
     errors.pop('', None)
