@@ -74,8 +74,8 @@ def describe(error):
 
 
 async def send(client, args, prompt, streamed):
-    """One request; returns the number of tokens it got. Raises on any failure, including a stream that ends without
-    its last event (no finish_reason)."""
+    """One request; returns the tokens it got, as the engine counts them (its usage, in a stream its last event).
+    Raises on any failure, including a stream that ends without its last event (no finish_reason)."""
     options = dict(model=args.model, prompt=prompt, max_tokens=args.output_len, temperature=0.0,
                    extra_body={'ignore_eos': True})
     if not streamed:
@@ -83,16 +83,16 @@ async def send(client, args, prompt, streamed):
         if not answer.choices or answer.choices[0].finish_reason is None:
             raise RuntimeError('an answer without a finished choice')
         return answer.usage.completion_tokens if answer.usage else 0
-    stream = await client.completions.create(stream=True, **options)
-    tokens, finished = 0, None
+    stream = await client.completions.create(stream=True, stream_options={'include_usage': True}, **options)
+    tokens, finished = None, None
     async for chunk in stream:
         for choice in chunk.choices:
-            if choice.text:
-                tokens += 1
             finished = choice.finish_reason or finished
+        if chunk.usage is not None:
+            tokens = chunk.usage.completion_tokens
     if finished is None:
         raise RuntimeError('the stream ended without a finish_reason')
-    return tokens
+    return tokens or 0
 
 
 async def run(args, client):

@@ -90,6 +90,10 @@ class Server(object):
                     conn.sendall(piece)
                     time.sleep(0.002)
             if self.mode != 'unfinished':
+                usage = {'prompt_tokens': 3, 'completion_tokens': request['max_tokens'], 'total_tokens': request['max_tokens'] + 3}
+                if request.get('stream_options', {}).get('include_usage'):
+                    conn.sendall(b'data: %s\n\n' % json.dumps({'id': 'cmpl-1', 'object': 'text_completion', 'created': 1,
+                                                                'model': 'tiny', 'choices': [], 'usage': usage}).encode())
                 conn.sendall(b'data: [DONE]\n\n')
         conn.close()
 
@@ -119,7 +123,8 @@ def test_streams_cut_after_data_are_answers(server, tmp_path):
     assert (outcome['completed'], outcome['failed'], outcome['streamed']) == (6, 0, 6), outcome['errors']
     assert outcome['output_tokens'] == 30
     assert outcome['num_prompts'] == 6 and outcome['max_concurrency'] == 3 and outcome['duration'] > 0
-    assert all(body['stream'] and body['max_tokens'] == 5 and body['ignore_eos'] for body in server.bodies)
+    assert all(body['stream'] and body['max_tokens'] == 5 and body['ignore_eos'] and body['stream_options'] == {'include_usage': True}
+               for body in server.bodies)
     assert all(body['authorization'] == ['Bearer client-key-1'] for body in server.bodies)
     assert len(server.bodies) == 6
 
