@@ -92,8 +92,8 @@ class Server(object):
             if self.mode != 'unfinished':
                 usage = {'prompt_tokens': 3, 'completion_tokens': request['max_tokens'], 'total_tokens': request['max_tokens'] + 3}
                 if request.get('stream_options', {}).get('include_usage'):
-                    conn.sendall(b'data: %s\n\n' % json.dumps({'id': 'cmpl-1', 'object': 'text_completion', 'created': 1,
-                                                                'model': 'tiny', 'choices': [], 'usage': usage}).encode())
+                    last = {'id': 'cmpl-1', 'object': 'text_completion', 'created': 1, 'model': 'tiny', 'choices': [], 'usage': usage}
+                    conn.sendall(b'data: %s\n\n' % json.dumps(last).encode())
                 conn.sendall(b'data: [DONE]\n\n')
         conn.close()
 
