@@ -298,3 +298,12 @@ def test_packages_and_health_path(routing, packages, health):
     values = dict(ROUTER, gateway_routing=routing)
     assert _value('_gateway_packages', values) == packages
     assert _value('_gateway_proxied_locations', values)[1] == {'match': '= /health', 'uri': health}
+
+
+def test_the_venv_is_built_again_unless_its_marker_holds_what_this_one_would_get():
+    marker = _value('_gateway_router_marker_text', ROUTER)
+    digest = _value("_gateway_router_marker_text | hash('sha1')", ROUTER)
+    assert 'vllm-router' in marker
+    assert _value('_gateway_router_venv_complete', dict(ROUTER, __gateway_router_marker={'stat': {'exists': True, 'checksum': digest}}))
+    assert not _value('_gateway_router_venv_complete', dict(ROUTER, __gateway_router_marker={'stat': {'exists': True, 'checksum': '0' * 40}}))
+    assert not _value('_gateway_router_venv_complete', dict(ROUTER, __gateway_router_marker={'stat': {'exists': False}}))
