@@ -264,15 +264,13 @@ def test_systemd_analyze_accepts_the_unit(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_preflight_readings_make_the_api_calls_and_the_venvs_to_drop():
-    """vars/main.yml from what preflight read: the router's list (GET /list_workers) and the venvs there are."""
+def test_registered_readings_make_the_api_calls_and_the_venvs_to_drop():
+    """vars/main.yml from what the role read: the router's list (GET /list_workers) and the venvs find found."""
     readings = dict(ROUTER, gateway_drained=['10.0.0.11:8001'],
                     __gateway_router_listed={'status': 200, 'json': {'urls': ['http://10.0.0.11:8000', 'http://10.0.0.13:8000']}},
-                    __gateway_files={'ansible_facts': {'preflight': {'files_differing': ['router-workers'], 'globs': {
-                        '/opt/llmfleet/gateway-router/vllm-router-*': [
-                            {'path': '/opt/llmfleet/gateway-router/vllm-router-0.1.16', 'state': 'directory'},
-                            {'path': '/opt/llmfleet/gateway-router/vllm-router-0.1.17', 'state': 'directory'},
-                            {'path': '/opt/llmfleet/gateway-router/vllm-router-notes', 'state': 'file'}]}}}})
+                    __gateway_router_venvs={'files': [
+                        {'path': '/opt/llmfleet/gateway-router/vllm-router-0.1.16', 'isdir': True},
+                        {'path': '/opt/llmfleet/gateway-router/vllm-router-0.1.17', 'isdir': True}]})
     assert _value('_gateway_router_running', readings) is True
     assert _value('_gateway_router_sync', readings) == {'remove': ['http://10.0.0.13:8000'], 'add': ['http://[fd00::12]:8000'],
                                                         'changed': True}
@@ -300,3 +298,12 @@ def test_packages_and_health_path(routing, packages, health):
     values = dict(ROUTER, gateway_routing=routing)
     assert _value('_gateway_packages', values) == packages
     assert _value('_gateway_proxied_locations', values)[1] == {'match': '= /health', 'uri': health}
+
+
+def test_the_venv_is_built_again_unless_its_marker_holds_what_this_one_would_get():
+    marker = _value('_gateway_router_marker_text', ROUTER)
+    digest = _value("_gateway_router_marker_text | hash('sha1')", ROUTER)
+    assert 'vllm-router' in marker
+    assert _value('_gateway_router_venv_complete', dict(ROUTER, __gateway_router_marker={'stat': {'exists': True, 'checksum': digest}}))
+    assert not _value('_gateway_router_venv_complete', dict(ROUTER, __gateway_router_marker={'stat': {'exists': True, 'checksum': '0' * 40}}))
+    assert not _value('_gateway_router_venv_complete', dict(ROUTER, __gateway_router_marker={'stat': {'exists': False}}))

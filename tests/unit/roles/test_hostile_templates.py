@@ -144,8 +144,8 @@ def _reads(venv):
 
 
 def _files(readings):
-    """preflight_facts' files reading, by name, as the workers role registers it."""
-    return {'ansible_facts': {'preflight': {'files': readings}}}
+    """The stat loop's result, one stat per name, as the workers role registers it."""
+    return {'results': [{'item': {'name': name}, 'stat': stat} for name, stat in readings.items()]}
 
 
 def _worker_unit(overrides):
@@ -504,3 +504,46 @@ def test_what_the_engine_publishes(overrides, expression, expected):
         assert found.startswith(expected[:-1]) and len(found) == len(expected) - 1 + 12
     else:
         assert found == expected
+
+
+# What changed, and which workers run, as the role registers them (the template loop, systemctl is-active, the stat of
+# each restart mark): vars/main.yml's _workers_restarts, the decision of the service phase and of the roll.
+PLANNED = [{'name': 'llmfleet-worker-0'}, {'name': 'llmfleet-worker-1'}]
+MARKS = {name: '/var/lib/llmfleet/%s.restart-pending' % name for name in ('llmfleet-worker-0', 'llmfleet-worker-1')}
+
+
+def _registered(changed=(), active=('active', 'active'), marked=(), key_changed=False, gateways=('gw-1',)):
+    return {'__workers_planned': PLANNED, 'groups': {'gateways': list(gateways)},
+            '__workers_units': {'changed': bool(changed), 'results': [
+                {'worker': worker, 'changed': worker['name'] in changed} for worker in PLANNED]},
+            '__workers_active': {'rc': 0, 'stdout_lines': list(active)},
+            '__workers_key': {'changed': key_changed},
+            '__workers_reads': _files(dict((name, {'exists': name in marked}) for name in MARKS))}
+
+
+@pytest.mark.parametrize('registered, expected', [
+    pytest.param(_registered(), {'restart': [], 'pending': {}, 'marks': []}, id='nothing-changed'),
+    pytest.param(_registered(changed=['llmfleet-worker-1']),
+                 {'restart': [], 'pending': {'llmfleet-worker-1': MARKS['llmfleet-worker-1']},
+                  'marks': [{'path': MARKS['llmfleet-worker-1'], 'state': 'touch'}]}, id='running-unit-changed-waits-for-the-roll'),
+    pytest.param(_registered(changed=['llmfleet-worker-1'], active=('active', 'inactive')),
+                 {'restart': ['llmfleet-worker-1'], 'pending': {}, 'marks': []}, id='stopped-worker-starts-now'),
+    pytest.param(_registered(key_changed=True),
+                 {'restart': [], 'pending': MARKS, 'marks': [{'path': MARKS[name], 'state': 'touch'} for name in MARKS]},
+                 id='new-key-rolls-every-worker'),
+    pytest.param(_registered(marked=['llmfleet-worker-0']),
+                 {'restart': [], 'pending': {'llmfleet-worker-0': MARKS['llmfleet-worker-0']}, 'marks': []},
+                 id='mark-of-an-earlier-run-still-rolls'),
+    pytest.param(_registered(changed=['llmfleet-worker-0'], gateways=()),
+                 {'restart': ['llmfleet-worker-0'], 'pending': {}, 'marks': []}, id='no-gateway-restarts-now'),
+])
+def test_the_roll_decision_reads_the_registered_results(registered, expected):
+    assert _value('workers', '_workers_units_written', registered) == [
+        result['worker']['name'] for result in registered['__workers_units']['results'] if result['changed']]
+    assert _value('workers', '_workers_restarts', registered) == expected
+
+
+def test_units_no_longer_planned_come_from_find():
+    found = {'files': [{'path': '/etc/systemd/system/llmfleet-worker-%d.service' % index} for index in range(3)]}
+    assert _value('workers', '_workers_stale_units', {'__workers_planned': PLANNED, '__workers_unit_files': found}) == [
+        '/etc/systemd/system/llmfleet-worker-2.service']
