@@ -10,37 +10,32 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: preflight_facts
-short_description: Read the kernel, boot and disk settings a GPU node is judged on into C(ansible_facts.preflight)
+short_description: Read the node settings Ansible's own modules and facts do not into C(ansible_facts.preflight)
 version_added: 0.1.0
 description:
-  - Reads, in one call and without changing anything, what the preflight role judges besides the GPUs, the PCIe tree,
-    NUMA and RDMA (which come from M(llmfleet.rocm.rocm_facts), M(llmfleet.rocm.pcie_facts), M(llmfleet.rocm.numa_facts)
-    and M(llmfleet.rocm.rdma_facts)), and returns typed values.
+  - Reads, in one call and without changing anything, what a GPU node is judged on that Ansible's own modules and facts
+    do not read or do not judge (the kernel command line as the kernel takes it, NUMA balancing, Secure Boot, apt's view
+    of the packages the running kernel needs, the free space where a directory will be, and the installed packages with
+    their holds). In the same call it counts the CPU sockets and says whether paths exist and are writable, so that the
+    preflight and tuning roles need no other. The GPUs, the PCIe tree, NUMA and RDMA come from
+    M(llmfleet.rocm.rocm_facts), M(llmfleet.rocm.pcie_facts), M(llmfleet.rocm.numa_facts) and M(llmfleet.rocm.rdma_facts).
   - The running kernel's release and version, always.
-  - C(cmdline) reads C(/proc/cmdline) with the collection's one kernel command line parser (the IOMMU mode, C(pci=realloc))
-    and says which of I(kernel_args) the running kernel does not have in effect. The tuning role's preflight uses this.
+  - C(cmdline) reads C(/proc/cmdline) with the collection's one kernel command line parser (the IOMMU mode from every
+    C(iommu=), C(amd_iommu=) and C(intel_iommu=) in order, C(realloc=off) among the options of C(pci=)) and says which
+    of I(kernel_args) the running kernel does not have in effect. The tuning role's preflight uses this.
   - C(numa_balancing) reads C(/proc/sys/kernel/numa_balancing) (null where the kernel has no NUMA balancing).
   - C(secure_boot) runs C(mokutil --sb-state) when it is installed and, where it is not or did not answer, reads the UEFI
     variable C(SecureBoot) from efivarfs.
   - C(kernel_packages) runs C(apt-cache policy) for I(kernel_packages) and says, per package, whether apt knows it and
     which version is installed and which is the candidate.
-  - C(disk) gives the free space of the file system that holds I(disk_path) (the path need not exist yet).
+  - C(disk) gives the free space of the file system that holds I(disk_path) (the path need not exist yet; the nearest
+    existing directory above it counts).
   - C(sockets) counts the CPU sockets from the kernel's CPU topology.
   - I(paths) says, for each path, whether it exists and is writable (the tuning role checks the files its settings need).
-  - I(files) says, for each file, whether it exists, whether it is a symbolic link and where that leads, and its digest,
-    which is what a loop of M(ansible.builtin.stat) would read, in one call (the workers role reads its records and markers so).
-    With a C(want) (the state, the digest of the content a template renders, owner, group, mode, a link's target) it also
-    says whether the file is as wanted, and C(files_differing) names those that are not. The roles read every file they
-    write in one call and run a write task only for a file that differs.
-  - I(globs) lists the paths each shell pattern matches, with their kind and modification time (what
-    M(ansible.builtin.find) would list, in the same call).
-  - I(users) and I(groups) say, through the name service, which groups exist and each user's primary group,
-    supplementary groups, home and shell (what M(ansible.builtin.group) and M(ansible.builtin.user) would find).
-  - I(units) says, for each systemd unit, whether it is active and whether it is enabled (C(systemctl is-active) and
-    C(systemctl is-enabled), one call each for all of them), so that a role reads its files and its services in one call.
   - C(installed) runs C(dpkg-query --show) and returns, outside C(ansible_facts) (so that no fact cache keeps it past the
-    run), every installed package with its version and whether it is held. The base role reads it once per run; the
-    roles skip an install whose packages are all there. Asked for only by name (not in the default I(readings)).
+    run), every installed package with its version and whether it is held, which M(ansible.builtin.package_facts) does
+    not say. The base role reads it once per run; the roles skip an install whose packages are all there. Asked for
+    only by name (not in the default I(readings)).
   - A reading that fails is part of the result (an C(error), null, or C(unknown)), never a failure of the module, so that
     every other reading still arrives. Tools run with an argument list (no shell) and the C locale.
 author:
@@ -85,80 +80,6 @@ options:
       - Paths to look at; C(paths) in the result says for each whether it exists and whether it is writable.
     type: list
     elements: path
-    default: []
-  files:
-    description:
-      - Files to read; C(files) in the result says for each whether it exists, whether it is a link and its digest.
-    type: list
-    elements: dict
-    default: []
-    suboptions:
-      name:
-        description: The key of the file's reading in C(files); the path when not given.
-        type: str
-      path:
-        description: The file. A symbolic link is not followed (C(exists) is true for a dangling one).
-        type: path
-        required: true
-      checksum:
-        description: The digest of a regular file to compute (V(none) computes none, but for a C(want) with a checksum, which is a SHA-1).
-        type: str
-        choices: [none, sha1, sha256]
-        default: none
-      want:
-        description:
-          - What the file should be. What it does not name is not judged.
-        type: dict
-        suboptions:
-          state:
-            description: A regular file, a directory, a symbolic link, or nothing.
-            type: str
-            choices: [file, directory, link, absent]
-            default: file
-          checksum:
-            description: The SHA-1 of the content wanted, for example C(lookup('ansible.builtin.template', 'x.j2') | hash('sha1')).
-            type: str
-          lines:
-            description: Lines the file must hold (each compared without leading and trailing white space), for a file that
-              M(ansible.builtin.lineinfile) edits.
-            type: list
-            elements: str
-          owner:
-            description: The owner's name.
-            type: str
-          group:
-            description: The group's name.
-            type: str
-          mode:
-            description: The mode, as an octal string.
-            type: str
-          src:
-            description: The target a link should hold, as written in it.
-            type: str
-  globs:
-    description:
-      - Shell patterns (C(*), C(?), C([...])) of absolute paths; C(globs) in the result lists what each matches.
-    type: list
-    elements: str
-    default: []
-  users:
-    description:
-      - Users to look up; C(users) in the result gives each one's reading, or null where there is no such user.
-    type: list
-    elements: str
-    default: []
-  groups:
-    description:
-      - Groups to look up; C(groups) in the result says for each whether it exists.
-    type: list
-    elements: str
-    default: []
-  units:
-    description:
-      - systemd units to look at, as systemctl takes them (C(prometheus.service), or C(prometheus) for the same service); C(units)
-        in the result gives each one's states, by the name given.
-    type: list
-    elements: str
     default: []
   proc_path:
     description:
@@ -342,45 +263,6 @@ ansible_facts:
           returned: always
           type: dict
           sample: {/proc/sys/kernel/numa_balancing: {exists: true, writable: false}}
-        files:
-          description: >-
-            Per file of I(files), by its name (or path): C(exists), C(islnk), C(lnk_source) (the link's target made absolute and resolved, or
-            null), and C(checksum) (the hex digest asked for of a regular file, or null).
-          returned: always
-          type: dict
-          sample: {record: {exists: true, islnk: false, lnk_source: null, checksum: 3f786850e387550fdab836ed7e6dc881de23001b}}
-        globs:
-          description: Per pattern of I(globs), the paths it matches (sorted), each with C(path), C(state) (file, directory,
-            link or other) and C(mtime) (seconds since the epoch).
-          returned: always
-          type: dict
-          sample: {/etc/systemd/system/llmfleet-worker-*.service: [{path: /etc/systemd/system/llmfleet-worker-0.service, state: file, mtime: 1796160000.5}]}
-        users:
-          description: Per user of I(users), its C(group), C(groups) (the supplementary ones, sorted), C(home) and C(shell),
-            or null where there is no such user.
-          returned: always
-          type: dict
-          sample: {llmfleet: {group: llmfleet, groups: [render, video], home: /var/lib/llmfleet, shell: /usr/sbin/nologin}}
-        groups:
-          description: Per group of I(groups), C(exists) and C(gid) (null when it does not exist).
-          returned: always
-          type: dict
-          sample: {render: {exists: true, gid: 105}}
-        units:
-          description: >-
-            Per unit of I(units), C(active) (what C(systemctl is-active) prints: C(active), C(inactive), C(failed), ...) and
-            C(enabled) (what C(systemctl is-enabled) prints: C(enabled), C(disabled), C(static), ...); C(unknown) where
-            systemctl did not say (it is not there, or it stopped at a unit it has no file for).
-          returned: always
-          type: dict
-          sample: {prometheus.service: {active: active, enabled: enabled}}
-        files_differing:
-          description: >-
-            The files of I(files) with a C(want) that they are not, by name (or path), each with how it differs (for example
-            C(content differs), C(mode 0640, wanted 0644), C(is absent, wanted file)); empty when every one is as wanted.
-          returned: always
-          type: dict
-          sample: {unit: [content differs]}
 installed:
   description: >-
     Every package dpkg has installed (state C(i)), by name, with its C(version) and C(held) (its selection is C(hold));
@@ -400,12 +282,11 @@ commands:
   sample: [[/usr/bin/mokutil, --sb-state], [/usr/bin/apt-cache, policy, linux-headers-6.8.0-45-generic]]
 '''
 
-import hashlib
 import os
 import posixpath
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils import apt_policy, cmdline, dpkg_query, file_state, kernel, secure_boot
+from ansible_collections.llmfleet.rocm.plugins.module_utils import apt_policy, cmdline, dpkg_query, kernel, secure_boot
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import (
     ToolRunner,
@@ -510,47 +391,6 @@ def read_sockets(sysfs_path):
     return kernel.count_sockets(ids)
 
 
-def read_files(files):
-    """The readings of files, and the names of those with a want that they are not, each with how."""
-    found, differing = {}, {}
-    for entry in files:
-        path = entry['path']
-        islnk = os.path.islink(path)
-        reading = {'exists': os.path.lexists(path), 'islnk': islnk,
-                   'lnk_source': os.path.realpath(path) if islnk else None, 'checksum': None}
-        algorithm = 'sha1' if entry['checksum'] == 'none' and (entry.get('want') or {}).get('checksum') else entry['checksum']
-        if algorithm != 'none' and not islnk and os.path.isfile(path):
-            digest = hashlib.new(algorithm)
-            try:
-                with open(path, 'rb') as handle:
-                    for block in iter(lambda: handle.read(1 << 20), b''):
-                        digest.update(block)
-                reading['checksum'] = digest.hexdigest()
-            except (IOError, OSError):
-                pass
-        name = entry['name'] or path
-        found[name] = reading
-        if entry.get('want'):
-            judged = dict(file_state.read_state(path), checksum=reading['checksum'],
-                          lines=file_state.read_lines(path) if entry['want'].get('lines') else None)
-            problems = file_state.differences(judged, entry['want'])
-            if problems:
-                differing[name] = problems
-    return found, differing
-
-
-def read_units(runner, names):
-    if not names:
-        return {}
-    path = runner.find('systemctl')
-    outputs = [runner.run([path, verb] + list(names))[1] if path else None for verb in ('is-active', 'is-enabled')]
-    return file_state.unit_states(names, outputs[0], outputs[1])
-
-
-def _octal(text):
-    return 0 < len(str(text)) <= 4 and all(digit in '01234567' for digit in str(text))
-
-
 def read_paths(paths):
     found = {}
     for path in paths:
@@ -568,19 +408,6 @@ def main():
             disk_path=dict(type='path', default='/opt'),
             kernel_args=dict(type='list', elements='str', default=[]),
             paths=dict(type='list', elements='path', default=[]),
-            files=dict(type='list', elements='dict', default=[], options=dict(
-                name=dict(type='str'),
-                path=dict(type='path', required=True),
-                checksum=dict(type='str', choices=['none', 'sha1', 'sha256'], default='none'),
-                want=dict(type='dict', options=dict(
-                    state=dict(type='str', choices=list(file_state.STATES), default='file'),
-                    checksum=dict(type='str'), lines=dict(type='list', elements='str'), owner=dict(type='str'),
-                    group=dict(type='str'), mode=dict(type='str'),
-                    src=dict(type='str'))))),
-            globs=dict(type='list', elements='str', default=[]),
-            users=dict(type='list', elements='str', default=[]),
-            groups=dict(type='list', elements='str', default=[]),
-            units=dict(type='list', elements='str', default=[]),
             proc_path=dict(type='path', default='/proc'),
             sysfs_path=dict(type='path', default='/sys'),
         ),
@@ -606,16 +433,6 @@ def main():
     if 'sockets' in readings:
         facts['sockets'] = read_sockets(params['sysfs_path'])
     facts['paths'] = read_paths(params['paths'])
-    for entry in params['files']:
-        want = entry.get('want') or {}
-        if want.get('checksum') and entry['checksum'] == 'sha256':
-            module.fail_json(msg='files: %s has a want with a checksum, which is a SHA-1: give it checksum: sha1 (or none).' % (entry['name'] or entry['path']))
-        if want.get('mode') is not None and not _octal(want['mode']):
-            module.fail_json(msg='files: %s wants mode %r, which is not an octal mode such as "0644".' % (entry['name'] or entry['path'], want['mode']))
-    facts['files'], facts['files_differing'] = read_files(params['files'])
-    facts['users'], facts['groups'] = file_state.read_accounts(params['users'], params['groups'])
-    facts['globs'] = file_state.read_globs(params['globs'])
-    facts['units'] = read_units(runner, params['units'])
     result = {}
     if 'installed' in readings:
         result['installed'], result['installed_error'] = read_installed(runner)

@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import os
 import shutil
 
@@ -89,7 +88,7 @@ def test_efivar_when_mokutil_does_not_answer(node):
     _result, facts = run(node, readings=['secure_boot'])
     assert facts['secure_boot'] == {'state': 'enabled', 'source': 'efivar', 'shim_validation': None,
                                     'detail': 'EFI variable SecureBoot = 1'}
-    assert set(facts) == {'kernel', 'secure_boot', 'paths', 'files', 'files_differing', 'users', 'groups', 'globs', 'units'}
+    assert set(facts) == {'kernel', 'secure_boot', 'paths'}
 
 
 def test_mokutil_without_efi(node):
@@ -163,6 +162,13 @@ def test_unknown_readings_are_refused(node):
     assert result['failed'] is True and 'readings' in result['msg']
 
 
+@pytest.mark.parametrize('option', ['files', 'globs', 'users', 'groups', 'units'])
+def test_the_file_and_unit_readings_are_gone(node, option):
+    # The roles write their files with template, copy and file tasks and keep their units with systemd_service.
+    result = node.run('preflight_facts', readings=[], sysfs_path=node.sysfs, **{option: []})
+    assert result['failed'] is True and 'Unsupported parameters' in result['msg'] and option in result['msg']
+
+
 SHOW = '--show --showformat=${Package}\\t${Version}\\t${db:Status-Abbrev}\\n'
 
 
@@ -185,117 +191,3 @@ def test_dpkg_query_problems_are_readings(node, capture, rc, error):
     node.tool('dpkg-query', {SHOW: (capture, rc, 'out')})
     result, _facts = run(node, readings=['installed'])
     assert result['installed'] is None and error in result['installed_error']
-
-
-def test_files_are_read_as_stat_would(node, tmp_path):
-    record = tmp_path / 'record'
-    record.write_text('flags\n')
-    target = tmp_path / 'venv-1'
-    target.mkdir()
-    link = tmp_path / 'current'
-    link.symlink_to(target)
-    dangling = tmp_path / 'gone'
-    dangling.symlink_to(tmp_path / 'nothing')
-    files = [{'path': str(record), 'checksum': 'sha1'}, {'path': str(record) + '.x', 'checksum': 'sha256'},
-             {'path': str(link), 'checksum': 'sha256', 'name': 'venv'}, {'path': str(dangling)}]
-    _result, facts = run(node, readings=[], files=files)
-    found = facts['files']
-    assert found[str(record)] == {'exists': True, 'islnk': False, 'lnk_source': None,
-                                  'checksum': hashlib.sha1(b'flags\n').hexdigest()}
-    assert found[str(record) + '.x'] == {'exists': False, 'islnk': False, 'lnk_source': None, 'checksum': None}
-    assert found['venv'] == {'exists': True, 'islnk': True, 'lnk_source': str(target), 'checksum': None}
-    assert found[str(dangling)]['exists'] is True and found[str(dangling)]['islnk'] is True
-
-
-def test_files_with_a_want_say_which_differ(node, tmp_path):
-    import grp
-    import pwd
-    owner, group = pwd.getpwuid(os.getuid())[0], grp.getgrgid(os.getgid())[0]
-    unit = tmp_path / 'unit'
-    unit.write_text('[Unit]\n')
-    unit.chmod(0o644)
-    drifted = tmp_path / 'drifted'
-    drifted.write_text('[Unit]\n')
-    drifted.chmod(0o600)
-    link = tmp_path / 'current'
-    link.symlink_to('venv-1')
-    digest = hashlib.sha1(b'[Unit]\n').hexdigest()
-    same = dict(state='file', checksum=digest, owner=owner, group=group, mode='0644')
-    files = [{'name': 'unit', 'path': str(unit), 'want': same},
-             {'name': 'drifted', 'path': str(drifted), 'want': same},
-             {'name': 'edited', 'path': str(unit), 'want': dict(same, checksum=hashlib.sha1(b'x').hexdigest())},
-             {'name': 'missing', 'path': str(tmp_path / 'missing'), 'want': same},
-             {'name': 'dir', 'path': str(tmp_path), 'want': dict(state='directory', owner=owner)},
-             {'name': 'link', 'path': str(link), 'want': dict(state='link', src='venv-1')},
-             {'name': 'moved', 'path': str(link), 'want': dict(state='link', src='venv-2')},
-             {'name': 'gone', 'path': str(tmp_path / 'gone'), 'want': dict(state='absent')},
-             {'name': 'read only', 'path': str(unit)},
-             {'name': 'lines', 'path': str(unit), 'want': {'lines': ['[Unit]', 'Wants=x']}}]
-    _result, facts = run(node, readings=[], files=files)
-    assert facts['files_differing'] == {'drifted': ['mode 0600, wanted 0644'], 'edited': ['content differs'],
-                                        'missing': ['is absent, wanted file'], 'moved': ['points at venv-1, wanted venv-2'],
-                                        'lines': ["lacks 'Wants=x'"]}
-    assert facts['files']['unit']['checksum'] == digest and facts['files']['read only']['checksum'] is None
-
-
-@pytest.mark.parametrize('entry, message', [
-    pytest.param({'path': '/etc/x', 'checksum': 'sha256', 'want': {'checksum': 'ab'}}, 'which is a SHA-1', id='want-checksum-sha256'),
-    pytest.param({'path': '/etc/x', 'want': {'mode': 'rw-'}}, 'not an octal mode', id='want-mode-not-octal'),
-])
-def test_files_with_a_bad_want_are_refused(node, entry, message):
-    result = node.run('preflight_facts', readings=[], files=[entry])
-    assert result['failed'] is True and message in result['msg']
-
-
-def test_accounts_as_the_name_service_has_them(node):
-    import grp
-    import pwd
-    me = pwd.getpwuid(os.getuid())
-    _result, facts = run(node, readings=[], users=[me.pw_name, 'llmfleet-nobody-such'],
-                         groups=[grp.getgrgid(me.pw_gid).gr_name, 'llmfleet-no-such-group'])
-    assert facts['users']['llmfleet-nobody-such'] is None
-    assert facts['users'][me.pw_name]['group'] == grp.getgrgid(me.pw_gid).gr_name
-    assert facts['users'][me.pw_name]['home'] == me.pw_dir and facts['users'][me.pw_name]['shell'] == me.pw_shell
-    assert grp.getgrgid(me.pw_gid).gr_name not in facts['users'][me.pw_name]['groups']
-    assert facts['groups'] == {grp.getgrgid(me.pw_gid).gr_name: {'exists': True, 'gid': me.pw_gid},
-                               'llmfleet-no-such-group': {'exists': False, 'gid': None}}
-
-
-def test_globs_list_what_find_would(node, tmp_path):
-    (tmp_path / 'llmfleet-worker-0.service').write_text('')
-    (tmp_path / 'llmfleet-worker-1.service').write_text('')
-    (tmp_path / 'vllm-0.32.0-aaaaaaaaaaaa').mkdir()
-    (tmp_path / 'other.service').write_text('')
-    units, venvs = str(tmp_path / 'llmfleet-worker-*.service'), str(tmp_path / 'vllm-*')
-    _result, facts = run(node, readings=[], globs=[units, venvs, str(tmp_path / 'none-*')])
-    assert [m['path'] for m in facts['globs'][units]] == [str(tmp_path / 'llmfleet-worker-0.service'),
-                                                          str(tmp_path / 'llmfleet-worker-1.service')]
-    assert facts['globs'][venvs] == [{'path': str(tmp_path / 'vllm-0.32.0-aaaaaaaaaaaa'), 'state': 'directory',
-                                      'mtime': os.stat(str(tmp_path / 'vllm-0.32.0-aaaaaaaaaaaa')).st_mtime}]
-    assert facts['globs'][str(tmp_path / 'none-*')] == []
-
-
-UNITS = ['ssh.service', 'llmfleet-nosuch.service', 'systemd-journald.service']
-
-
-def test_units_as_systemctl_says(node):
-    node.tool('systemctl', {'is-active ' + ' '.join(UNITS): ('systemctl/lab-debian12-is-active.txt', 0, 'out'),
-                            'is-enabled ' + ' '.join(UNITS): ('systemctl/lab-debian12-is-enabled-missing-unit.txt', 1, 'out')})
-    result, facts = run(node, readings=[], units=UNITS)
-    assert [call['argv'][1:] for call in node.calls()] == [['is-active'] + UNITS, ['is-enabled'] + UNITS]
-    assert facts['units'] == {
-        'ssh.service': {'active': 'active', 'enabled': 'enabled'},
-        'llmfleet-nosuch.service': {'active': 'inactive', 'enabled': 'unknown'},
-        # is-enabled stopped at the unit before it: not taken for enabled.
-        'systemd-journald.service': {'active': 'active', 'enabled': 'unknown'},
-    }
-    _result, facts = run(node, readings=[])
-    assert facts['units'] == {} and len(node.calls()) == 2
-
-
-def test_units_systemctl_does_not_say(node):
-    # A systemctl that prints no state (here it fails with a message on standard error): nothing is taken for running.
-    node.tool('systemctl', {})
-    _result, facts = run(node, readings=[], units=['prometheus.service'])
-    assert facts['units'] == {'prometheus.service': {'active': 'unknown', 'enabled': 'unknown'}}
-    assert len(node.calls()) == 2
