@@ -19,7 +19,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -148,8 +147,7 @@ def monitoring_scrape_targets(values, hostvars, groups):
 
 def monitoring_target_files(targets, directory):
     """The file-based discovery files of ``targets`` (job -> target groups) under ``directory``: for each job, in job
-    order, its name (``targets-<job>``), path, content (JSON with sorted keys and a final newline) and the want of a
-    llmfleet.rocm.preflight_facts files reading (owner, group, mode and the content's SHA-1)."""
+    order, its name (``targets-<job>``), path and content (JSON with sorted keys and a final newline)."""
     if not isinstance(targets, Mapping):
         raise AnsibleFilterError('monitoring_target_files expects the targets as a mapping of job to target groups')
     files = []
@@ -157,9 +155,7 @@ def monitoring_target_files(targets, directory):
         if not re.match(r'^[a-z][a-z0-9_]*$', str(job)):
             raise AnsibleFilterError('monitoring_target_files: the job %s is no file name' % show(job))
         content = json.dumps(targets[job], indent=4, sort_keys=True, separators=(',', ': ')) + '\n'
-        files.append({'name': 'targets-%s' % job, 'path': '%s/%s.json' % (str(directory).rstrip('/'), job), 'content': content,
-                      'want': {'owner': 'root', 'group': 'root', 'mode': '0644',
-                               'checksum': hashlib.sha1(content.encode('utf-8')).hexdigest()}})
+        files.append({'name': 'targets-%s' % job, 'path': '%s/%s.json' % (str(directory).rstrip('/'), job), 'content': content})
     return files
 
 
