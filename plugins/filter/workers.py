@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan, ray_status
+from ansible_collections.llmfleet.rocm.plugins.module_utils._worker_env import AITER_TARGETS, worker_env
 
 
 def cpu_list(cpus):
@@ -120,7 +121,8 @@ _HEALTH_PATHS = {'vllm': '/health', 'sglang': '/health_generate'}
 
 
 def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_pinning=True, numactl='/usr/bin/numactl',
-                    identity=None, multinode=None, ray_command=None, ray_name='llmfleet-worker-ray'):
+                    identity=None, multinode=None, ray_command=None, ray_name='llmfleet-worker-ray', aiter=False,
+                    gfx_targets=None, aiter_targets=AITER_TARGETS, env=None, cache_root='/var/lib/llmfleet/cache'):
     """Add to each planned worker its ``prefix`` (numactl or nothing) and ``argv`` (engine command and flags).
 
     ``flag_names`` maps host, port and tp to the engine's spelling of those flags. ``identity`` (what every
@@ -130,10 +132,21 @@ def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_
     member (not rank 0) listens nowhere and has no endpoint (None). With its Ray backend the node's first entry is its
     Ray node (``ray_name``, ``ray_command`` + the plan's ``ray start`` arguments, no endpoint), and only rank 0 runs
     the engine. Every entry has a ``kind``: ``engine`` or ``ray``.
+
+    Every entry has an ``env`` too, what the role derives for its unit (module_utils/_worker_env.py): AITER on
+    (``VLLM_ROCM_USE_AITER``) where the engine has it (``aiter``) and every one of the node's ``gfx_targets`` is in
+    ``aiter_targets``, with its JIT directory under the worker's cache (``cache_root``/<name>/aiter);
+    ``HSA_OVERRIDE_CPU_AFFINITY_DEBUG=0`` where the worker is pinned. Names the user sets (``env``) are left out.
     """
     identity = dict((key, (identity or {}).get(key)) for key in _IDENTITY)
     workers = []
+
+    def unit_env(name, pinned):
+        return worker_env(aiter, gfx_targets, '%s/%s' % (cache_root.rstrip('/'), name), pinned, explicit=env,
+                          targets=aiter_targets)
+
     for worker in plan:
+
         worker = dict(worker)
         flags = dict(common_flags)
         flags[flag_names['host']] = bind_address
@@ -163,11 +176,13 @@ def worker_commands(plan, command, flag_names, common_flags, bind_address, numa_
             nodes = ','.join(str(node) for node in worker['numa_nodes'])
             worker['prefix'] = [numactl, '--physcpubind=' + worker['cpus'], '--membind=' + nodes]
         worker['kind'] = 'engine'
+        worker['env'] = unit_env(worker['name'], bool(worker['prefix']))
         ray = (multinode or {}).get('ray')
         if ray:
             # The node's Ray node, on the engine's GPUs and CPUs; the engine (rank 0 only) runs on the cluster.
             workers.append(dict(worker, name=ray_name, kind='ray', port=None, endpoint=None, flags=list(ray['args']),
-                                argv=list(ray_command or ['ray']) + list(ray['args'])))
+                                argv=list(ray_command or ['ray']) + list(ray['args']),
+                                env=unit_env(ray_name, bool(worker['prefix']))))
             if headless:
                 continue
             if worker['endpoint']:

@@ -547,3 +547,63 @@ def test_units_no_longer_planned_come_from_find():
     found = {'files': [{'path': '/etc/systemd/system/llmfleet-worker-%d.service' % index} for index in range(3)]}
     assert _value('workers', '_workers_stale_units', {'__workers_planned': PLANNED, '__workers_unit_files': found}) == [
         '/etc/systemd/system/llmfleet-worker-2.service']
+
+
+def _aiter_plan(overrides):
+    """The plan with the arguments vars/main.yml gives worker_commands for AITER and pinning, templated by the role."""
+    engine = _value('workers', '_workers_engine', overrides)
+    variables = _templar('workers', overrides).available_variables
+    return worker_commands(worker_plan(ROCM, NUMA, mode='dp', tp_size=1, gpus=[], port_base=8000, prefix='llmfleet-worker'),
+                           engine['command'], engine['flags'], _value('workers', '_workers_common_flags', overrides),
+                           variables['workers_bind_address'], numa_pinning=variables['workers_numa_pinning'],
+                           identity=_value('workers', '_workers_identity', overrides),
+                           aiter=_value('workers', 'workers_aiter | bool', overrides),
+                           gfx_targets=_value('workers', 'ansible_facts.rocm.gfx_targets | default([])', overrides),
+                           aiter_targets=_value('workers', 'workers_aiter_targets', overrides),
+                           env=_value('workers', 'workers_rocm_env | combine(workers_env)', overrides),
+                           cache_root=_value('workers', "_workers_home ~ '/cache'", overrides))
+
+
+@pytest.mark.parametrize('gfx, build, user, on', [
+    ('gfx942', {'engine_build_aiter': True}, {}, True),
+    ('gfx950', {'engine_build_aiter': True}, {}, True),
+    ('gfx90a', {'engine_build_aiter': True}, {}, False),
+    ('gfx942', {'engine_build_aiter': False}, {}, False),
+    ('gfx942', {}, {}, False),  # the build's switch not in the play: engine_build's default (false)
+    ('gfx942', {'engine_build_aiter': True, 'engine_build_aiter_arch': ['gfx950']}, {}, False),
+    ('gfx90a', {}, {'VLLM_ROCM_USE_AITER': '1'}, True),  # the user's setting wins
+    ('gfx942', {'engine_build_aiter': True}, {'VLLM_ROCM_USE_AITER': '0'}, False),
+])
+@pytest.mark.parametrize('pinned', [True, False])
+def test_worker_unit_aiter_per_node_and_affinity_where_pinned(tmp_path, gfx, build, user, on, pinned):
+    venv = _stub_venv(tmp_path)
+    overrides = dict(build, workers_venv=venv, workers_numa_pinning=pinned, workers_bind_address='10.0.0.11',
+                     workers_env=user, __workers_reads=_reads(venv),
+                     ansible_facts={'rocm': dict(ROCM, gfx_targets=[gfx]), 'numa': NUMA})
+    plan = _aiter_plan(overrides)
+    text = _render('workers', WORKER_UNIT, overrides, worker=plan[0])
+    environment = systemd_unit_read(text)['environment']
+    cache = '/var/lib/llmfleet/cache/llmfleet-worker-0'
+    assert environment['VLLM_ROCM_USE_AITER'] == ('1' if on else '0')
+    assert environment.get('AITER_JIT_DIR') == (cache + '/aiter' if on else None)
+    assert environment.get('HSA_OVERRIDE_CPU_AFFINITY_DEBUG') == ('0' if pinned else None)
+    assert _exec_start(systemd_directives(text))[0] == ('/usr/bin/numactl' if pinned else venv + '/bin/vllm')
+    # The JIT directory is one the hardened unit may write (its cache), and one the role creates as the worker's user.
+    service = dict((name, value) for section, name, value in systemd_directives(text) if section == 'Service')
+    assert service['ProtectSystem'] == 'strict' and cache in service['ReadWritePaths'].split()
+    dirs = _value('workers', '_workers_dirs', dict(overrides, __workers_planned=plan))
+    assert (cache + '/aiter' in dirs) is on
+    assert dirs.index(cache) < dirs.index(cache + '/aiter') if on else True
+    # systemd-analyze checks that ExecStart's command exists: numactl for a pinned worker.
+    if HAS_SYSTEMD_ANALYZE and (not pinned or os.access('/usr/bin/numactl', os.X_OK)):
+        rc, output = _verify(tmp_path, text, 'llmfleet-worker-0.service')
+        assert rc == 0, output
+
+
+def test_the_sandbox_runs_its_cpu_engine_with_aiter_off():
+    # The lab's nodes simulate MI300X (gfx942) but serve vLLM's CPU build, and the build stage is off there
+    # (engine_build_enabled: false, engine_build_aiter unset): AITER is off in their workers.
+    sandbox = _load('inventories/sandbox/group_vars/all.yml')
+    assert 'engine_build_aiter' not in sandbox and sandbox['engine_build_enabled'] is False
+    overrides = {'ansible_facts': {'rocm': dict(ROCM, gfx_targets=['gfx942']), 'numa': NUMA}}
+    assert _value('workers', 'workers_aiter | bool', overrides) is False

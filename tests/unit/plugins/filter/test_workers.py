@@ -140,3 +140,22 @@ def test_worker_commands_without_pinning_or_numa_have_no_prefix():
     assert worker_commands(plan, ['vllm'], VLLM_NAMES, {}, '127.0.0.1', numa_pinning=False)[0]['prefix'] == []
     unpinned = worker_plan(rocm([None]), None)
     assert worker_commands(unpinned, ['vllm'], VLLM_NAMES, {}, '127.0.0.1')[0]['prefix'] == []
+
+
+def test_worker_commands_derive_aiter_per_node_and_the_affinity_variable_per_worker():
+    # GPUs 0-3 on NUMA node 0, GPU 4 on a node the machine does not have: workers 0-3 pinned, worker 4 not.
+    plan = worker_plan(rocm([0, 0, 0, 0, 7]), TWO_SOCKETS)
+    workers = worker_commands(plan, ['vllm'], VLLM_NAMES, {}, '10.0.0.5', aiter=True, gfx_targets=['gfx942'],
+                              cache_root='/var/lib/llmfleet/cache/')
+    assert workers[0]['env'] == {'VLLM_ROCM_USE_AITER': '1', 'HSA_OVERRIDE_CPU_AFFINITY_DEBUG': '0',
+                                 'AITER_JIT_DIR': '/var/lib/llmfleet/cache/llmfleet-worker-0/aiter'}
+    assert workers[4]['env'] == {'VLLM_ROCM_USE_AITER': '1', 'AITER_JIT_DIR': '/var/lib/llmfleet/cache/llmfleet-worker-4/aiter'}
+    unpinned = worker_commands(plan, ['vllm'], VLLM_NAMES, {}, '10.0.0.5', numa_pinning=False, aiter=True,
+                               gfx_targets=['gfx90a'])
+    assert [worker['env'] for worker in unpinned] == [{'VLLM_ROCM_USE_AITER': '0'}] * 5
+    # Nothing said (a caller of the filter before issue 36): AITER off.
+    assert worker_commands(plan, ['vllm'], VLLM_NAMES, {}, '10.0.0.5')[4]['env'] == {'VLLM_ROCM_USE_AITER': '0'}
+    # The user's names are left to the user.
+    user = worker_commands(plan, ['vllm'], VLLM_NAMES, {}, '10.0.0.5', aiter=False, gfx_targets=['gfx942'],
+                           env={'VLLM_ROCM_USE_AITER': '1', 'HSA_OVERRIDE_CPU_AFFINITY_DEBUG': '1'})
+    assert user[0]['env'] == {'AITER_JIT_DIR': '/var/lib/llmfleet/cache/llmfleet-worker-0/aiter'}
