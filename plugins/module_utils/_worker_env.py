@@ -26,7 +26,7 @@ AITER_TARGETS = ('gfx942', 'gfx950')
 
 def aiter_supported(gfx_targets, targets=AITER_TARGETS):
     """Every target of the node is one AITER supports; a node with no known target is not."""
-    gfx_targets = [target for target in gfx_targets or []]
+    gfx_targets = list(gfx_targets or [])
     return bool(gfx_targets) and all(target in set(targets or ()) for target in gfx_targets)
 
 
