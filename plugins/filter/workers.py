@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan, ray_status
 from ansible_collections.llmfleet.rocm.plugins.module_utils._worker_env import AITER_TARGETS, worker_env
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _first_contact
 
 
 def cpu_list(cpus):
@@ -219,6 +220,19 @@ def is_private_address(address):
     return parsed.is_loopback or parsed.is_private or parsed.is_link_local
 
 
+def workers_expected_platform(rocm, packages=None):
+    """rocm or cpu: the platform a worker's engine must detect on this node (module_utils/_first_contact.py)."""
+    rocm = rocm if isinstance(rocm, Mapping) else {}
+    return _first_contact.expected_platform(rocm.get('gpu_count') or len(rocm.get('gpus') or []), packages)
+
+
+def workers_contact(result, expected, engine='vllm', worker='the worker', venv=None):
+    """The first-contact decision: ``problems`` (sentences with the fix) and ``summary`` (what was found)."""
+    result = result if isinstance(result, Mapping) else {}
+    return {'problems': _first_contact.contact_problems(dict(result), expected, engine=engine, worker=worker, venv=venv),
+            'summary': _first_contact.contact_summary(dict(result), expected, engine=engine)}
+
+
 class FilterModule(object):
     """llmfleet.rocm worker planning filters."""
 
@@ -231,4 +245,6 @@ class FilterModule(object):
             'is_private_address': is_private_address,
             'workers_multinode_plan': workers_multinode_plan,
             'workers_ray_status': workers_ray_status,
+            'workers_expected_platform': workers_expected_platform,
+            'workers_contact': workers_contact,
         }
