@@ -40,13 +40,6 @@ def writable(path):
     return result
 
 
-# ROCm's Python bindings, which vLLM's ROCm detection imports (vllm/platforms/__init__.py, rocm_platform_plugin).
-try:
-    import amdsmi  # noqa: F401
-    report['amdsmi'] = {'imported': True, 'error': None}
-except Exception as exc:
-    report['amdsmi'] = {'imported': False, 'error': error(exc)}
-
 if ENGINE == 'vllm':
     report['version'] = version('vllm')
     # vLLM logs why each platform was or was not detected at debug level (vllm.platforms): keep its own words.
@@ -96,6 +89,14 @@ elif ENGINE == 'sglang':
                            'error': None}
     except Exception as exc:
         report['aiter'] = {'requested': None, 'found': None, 'enabled': None, 'error': error(exc)}
+
+# ROCm's Python bindings, which vLLM's ROCm detection imports (vllm/platforms/__init__.py, rocm_platform_plugin):
+# asked after the engine's own detection, which stays as it would be in the worker.
+try:
+    import amdsmi  # noqa: F401
+    report['amdsmi'] = {'imported': True, 'error': None}
+except Exception as exc:
+    report['amdsmi'] = {'imported': False, 'error': error(exc)}
 
 # AITER compiles its kernels at import into AITER_JIT_DIR: that directory must take a new file inside this sandbox.
 if report['env'].get('AITER_JIT_DIR'):

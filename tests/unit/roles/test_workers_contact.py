@@ -59,8 +59,9 @@ def test_the_check_runs_in_the_units_sandbox(engine, rdma):
 
     service = [(name, value) for section, name, value in systemd_directives(text) if section == 'Service']
     sandbox = [(name, value) for name, value in service if name not in NOT_SANDBOX]
-    assert [pair for pair in properties if pair[0] != 'EnvironmentFile'] == sandbox
-    assert ('EnvironmentFile', '-/etc/llmfleet/rccl.env') in properties
+    # Besides the unit's sandbox: its rccl.env file, as the unit reads it, and a time limit of the probe's own.
+    assert [pair for pair in properties if pair[0] not in ('EnvironmentFile', 'RuntimeMaxSec')] == sandbox
+    assert ('EnvironmentFile', '-/etc/llmfleet/rccl.env') in properties and ('RuntimeMaxSec', '300') in properties
     assert ('User', 'llmfleet') in sandbox and ('ProtectSystem', 'strict') in sandbox
 
     # The unit's environment, word for word as systemd reads it; the key is in neither.
