@@ -211,6 +211,16 @@ def test_units_are_hardened_as_the_role_writes_them(host):
         assert unit['CapabilityBoundingSet'] == unit['AmbientCapabilities'] == [''] and unit['RestrictNamespaces'] == ['yes']
 
 
+def test_first_contact_passed_in_the_sandbox_and_was_recorded(host):
+    # The engine was asked in llmfleet-worker-0's sandbox (cpu expected, cpu found: converge's log shows the line
+    # "First contact: vllm 0.32.0+cpu ..."); the record is written only once the check passed, and its transient unit is
+    # gone (--collect). The refusals (rocm expected, AITER's JIT directory read-only) are side_effect.yml's.
+    record = host.file('/var/lib/llmfleet/workers.contact.sha256')
+    assert record.user == 'root' and record.mode == 0o644
+    assert re.match(r'^[0-9a-f]{64}\n$', record.content_string), record.content_string
+    assert host.run('systemctl status llmfleet-worker-0-contact.service').rc == 4
+
+
 def test_endpoints_fact_describes_each_worker(host):
     endpoints = read_json('workers-endpoints.json')
     venv = host.file('/opt/llmfleet/engines/current').linked_to
