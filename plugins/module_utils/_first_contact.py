@@ -162,6 +162,11 @@ def contact_summary(result, expected, engine='vllm'):
     except ValueError:
         return 'no report'
     aiter = report.get('aiter') or {}
+    if engine == 'sglang':
+        platform = report.get('platform') or {}
+        return 'sglang %s on Python %s imports; expected %s, torch %s HIP (sglang.srt.utils.is_hip()); aiter %s' % (
+            report.get('version'), '.'.join(str(part) for part in report.get('python') or []), expected,
+            'with' if platform.get('is_rocm') else 'without', 'installed' if aiter.get('found') else 'not installed')
     return '%s %s on Python %s: expected %s, found %s; AITER %s' % (
         engine, report.get('version'), '.'.join(str(part) for part in report.get('python') or []), expected,
         _found(report) or 'none', 'active' if aiter.get('enabled') else 'not active')

@@ -187,6 +187,8 @@ def test_sglang(platform, expected, fails):
               'aiter': {'requested': None, 'found': False, 'enabled': None, 'error': None}, 'env': {}}
     problems = contact_problems(_result(report), expected, engine='sglang')
     assert bool(problems) is fails
+    assert contact_summary(_result(report), expected, engine='sglang').startswith(
+        'sglang 0.5.23 on Python 3.11.2 imports; expected %s, torch with%s HIP' % (expected, '' if platform['is_rocm'] else 'out'))
     if fails:
         assert 'is_hip() is false' in problems[0]
 
