@@ -134,6 +134,11 @@ def contact_problems(result, expected, engine='vllm', worker='the worker', venv=
             problems.append('VLLM_ROCM_USE_AITER is on in %s but the venv has no aiter: vLLM runs without it, silently. '
                             'Build AITER into the wheelhouse (engine_build_aiter: true) or turn it off (workers_aiter: '
                             'false, or VLLM_ROCM_USE_AITER=0 in workers_env).' % where)
+        elif not problems and expected == 'rocm' and aiter.get('requested') and not aiter.get('enabled'):
+            problems.append('VLLM_ROCM_USE_AITER is on in %s and aiter is installed, but vLLM does not use it '
+                            '(rocm_aiter_ops.is_enabled() is false: AITER needs a CDNA3 or newer GPU, gfx942 or gfx950). '
+                            'Leave VLLM_ROCM_USE_AITER to the role (workers_aiter_targets) or set it to 0 in workers_env.'
+                            % where)
     elif engine == 'sglang':
         platform = report.get('platform') or {}
         if report.get('import_error'):

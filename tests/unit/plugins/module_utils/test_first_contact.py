@@ -164,6 +164,14 @@ def test_aiter_asked_for_but_not_in_the_venv_on_rocm():
     assert contact_problems(_result(dict(CPU, aiter=report['aiter'])), 'cpu') == []
 
 
+def test_aiter_asked_for_and_installed_but_not_used():
+    # Edited: a gfx90a node (MI250X) with AITER forced on in workers_env: vLLM's is_enabled() is None there.
+    report = _rocm(aiter={'requested': True, 'found': True, 'enabled': False, 'error': None})
+    problems = contact_problems(_result(report), 'rocm')
+    assert len(problems) == 1 and 'does not use it' in problems[0] and 'gfx942 or gfx950' in problems[0]
+    assert contact_problems(_result(_rocm(aiter=dict(report['aiter'], enabled=True))), 'rocm') == []
+
+
 def test_vllm_does_not_import():
     report = dict(CPU, platform={'error': "ImportError: cannot import name 'Self' from 'typing'"}, python=[3, 11, 0],
                   version='0.32.0')
