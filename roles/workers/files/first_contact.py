@@ -2,6 +2,8 @@
 # the engine venv's Python, started by systemd-run with the worker unit's user, environment and hardening. It changes
 # nothing: it imports the engine, asks it which platform it detected and whether AITER is active, and prints one line,
 # "LLMFLEET_CONTACT <json>", last; the decision is the role's (plugins/module_utils/_first_contact.py).
+import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -73,7 +75,7 @@ if ENGINE == 'vllm':
 elif ENGINE == 'sglang':
     report['version'] = version('sglang')
     try:
-        import sglang  # noqa: F401
+        importlib.import_module('sglang')
         report['import_error'] = None
     except Exception as exc:
         report['import_error'] = error(exc)
@@ -84,7 +86,6 @@ elif ENGINE == 'sglang':
     except Exception as exc:
         report['platform'] = {'error': error(exc)}
     try:
-        import importlib.util
         report['aiter'] = {'requested': None, 'found': importlib.util.find_spec('aiter') is not None, 'enabled': None,
                            'error': None}
     except Exception as exc:
@@ -93,7 +94,7 @@ elif ENGINE == 'sglang':
 # ROCm's Python bindings, which vLLM's ROCm detection imports (vllm/platforms/__init__.py, rocm_platform_plugin):
 # asked after the engine's own detection, which stays as it would be in the worker.
 try:
-    import amdsmi  # noqa: F401
+    importlib.import_module('amdsmi')
     report['amdsmi'] = {'imported': True, 'error': None}
 except Exception as exc:
     report['amdsmi'] = {'imported': False, 'error': error(exc)}
