@@ -8,7 +8,7 @@
               (fixed author, dates), so the same recipe always gives the same commits and build keys. --reset
               puts them back to their first commit; --advance NAME adds a commit to NAME's main branch
               (--build-seconds N makes the builds of that commit last N seconds). rccl-tests' tree also gets
-              the simulated GPU layer (lab/stubs/gpusim.py, validsim.py) its binaries bundle.
+              the simulated GPU layer (lab/stubs/gpusim.py, validsim.py, labhost.py) its binaries bundle.
   buildtools  .lab/repo/buildtools/: the toolchain role's pinned Python build tools as wheels (the lab hosts
               install them with --no-index, as a fleet does from its mirror).
 """
@@ -28,7 +28,7 @@ from .common import LAB, LAB_SRC, REPO, ROOT, LabError, lab_env, read_stamp, run
 SOURCES = os.path.join(LAB_SRC, 'build', 'sources')
 COMPONENTS = ('pytorch', 'triton', 'vllm', 'rccl-tests')
 # Files from elsewhere in lab/ that a stand-in's tree gets (path in the tree: path under lab/), besides fake_build.py.
-EXTRA_FILES = {'rccl-tests': (('stubs/gpusim.py', 'stubs/gpusim.py'), ('stubs/validsim.py', 'stubs/validsim.py'))}
+EXTRA_FILES = {'rccl-tests': tuple(('stubs/%s' % name, 'stubs/%s' % name) for name in ('gpusim.py', 'validsim.py', 'labhost.py'))}
 TOOLCHAIN_DEFAULTS = os.path.join(ROOT, 'roles', 'toolchain', 'defaults', 'main.yml')
 # The first commit's date; each later commit is one hour after the previous one.
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z

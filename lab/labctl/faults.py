@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab's GPU fault switch (``labctl fault``): what the stand-in of AMD's Device Metrics Exporter
-(lab/stubs/amdgpu_exporter.py) reports for one GPU of one lab host, written into that host as
-/run/llmfleet-lab/faults/gpu<N>.json (gone at the host's next boot, as a counter reset would be)."""
+"""The lab's GPU fault switch (``labctl fault``): what the simulated GPU layer (lab/stubs/labhost.py; the
+stand-in of AMD's Device Metrics Exporter and the stub amd-smi report it) says of one GPU of one lab host,
+written into that host as /run/llmfleet-lab/faults/gpu<N>.json (gone at the host's next boot, as a counter
+reset would be)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,7 +16,7 @@ from .common import LabError, podman, say
 from .hosts import HOST_PREFIX
 
 FAULTS_DIR = '/run/llmfleet-lab/faults'
-# Option -> key of the fault file (lab/stubs/amdgpu_exporter.py FAULT_KEYS), and the kind of value.
+# Option -> key of the fault file (lab/stubs/labhost.py FAULT_KEYS), and the kind of value.
 OPTIONS = (('ecc_uncorrect', int), ('ecc_correct', int), ('junction_temperature', float), ('memory_temperature', float),
            ('health', int), ('pcie_replays', int), ('thermal_residency', float))
 

@@ -5,8 +5,8 @@
 
 Serves ``/metrics`` at the ``ServerPort`` of /etc/metrics/config.json (default 5000) with the names, types and labels
 of AMD's exporter (every metric a gauge; labels gpu_id, serial_number, card_model, hostname and the partition labels),
-one set per GPU of the host's simulated profile (gpusim, /etc/llmfleet-lab/gpu-profile.json). Nothing serves while
-the simulated driver is not loaded, as with the real exporter, whose gpuagent needs the driver.
+one set per GPU of the host's simulated profile (labhost.py, installed beside it: /etc/llmfleet-lab/gpu-profile.json).
+Nothing serves while the simulated driver is not loaded, as with the real exporter, whose gpuagent needs the driver.
 
 The lab's fault switch: a file ``/run/llmfleet-lab/faults/gpu<N>.json`` (written by ``labctl fault``) changes what GPU
 N reports, e.g. ``{"ecc_uncorrect": 2}`` (uncorrectable ECC errors counted since the switch was set),
@@ -23,13 +23,15 @@ import os
 import socket
 import sys
 
+# Installed beside this file by the stub package; the unit runs this file, so its directory is on sys.path.
+import labhost
+
 try:
     from http.server import BaseHTTPRequestHandler, HTTPServer
 except ImportError:  # pragma: no cover - Python 2 is not a lab host
     BaseHTTPRequestHandler = HTTPServer = None
 
 CONFIG_PATH = os.environ.get('LLMFLEET_LAB_EXPORTER_CONFIG', '/etc/metrics/config.json')
-FAULTS_DIR = os.environ.get('LLMFLEET_LAB_FAULTS', '/run/llmfleet-lab/faults')
 DEFAULT_PORT = 5000
 
 # (name, help) of every metric the stand-in serves, in AMD's exporter's words.
@@ -57,8 +59,7 @@ METRICS = [
     ('pcie_bandwidth', 'Current PCIe bandwidth in Mb/s'),
     ('pcie_replay_count', 'Total number of PCIe replays'),
 ]
-PCIE_SPEEDS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}
-# What a fault file may set, and the metric it sets.
+# What a fault file may set (labhost.FAULT_KEYS), and the metric it sets.
 FAULT_KEYS = {'ecc_uncorrect': 'gpu_ecc_uncorrect_total', 'ecc_correct': 'gpu_ecc_correct_total',
               'junction_temperature': 'gpu_junction_temperature', 'memory_temperature': 'gpu_memory_temperature',
               'health': 'gpu_health', 'pcie_replays': 'pcie_replay_count',
@@ -80,29 +81,12 @@ def server_port(config):
 
 def read_faults(faults_dir=None):
     """GPU index -> {metric: value} from the fault switch's files (unknown keys and bad values are ignored)."""
-    faults = {}
-    directory = faults_dir or FAULTS_DIR
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return faults
-    for name in names:
-        if not (name.startswith('gpu') and name.endswith('.json') and name[3:-5].isdigit()):
-            continue
-        data = read_json(os.path.join(directory, name), None)
-        if not isinstance(data, dict):
-            continue
-        values = dict((FAULT_KEYS[key], float(value)) for key, value in data.items()
-                      if key in FAULT_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool))
-        if values:
-            faults[int(name[3:-5])] = values
-    return faults
+    return dict((index, dict((FAULT_KEYS[key], float(value)) for key, value in values.items()))
+                for index, values in labhost.read_fault_files(faults_dir).items())
 
 
 def gpu_readings(gpu):
-    """metric -> value of one idle GPU (gpusim's expanded GPU: its model's facts and the profile's link)."""
-    cap = PCIE_SPEEDS[gpu['pcie_gen']]
-    link = gpu.get('pcie_link') or {}
+    """metric -> value of one idle GPU (labhost's expanded GPU: its model's facts and the profile's link)."""
     used = 285
     return {
         'gpu_health': 1, 'gpu_junction_temperature': gpu['temp_c'] + 7, 'gpu_memory_temperature': gpu['temp_c'],
@@ -112,7 +96,8 @@ def gpu_readings(gpu):
         'gpu_violation_processor_hot_residency_percentage': 0, 'gpu_violation_ppt_residency_percentage': 0,
         'gpu_violation_socket_thermal_residency_percentage': 0, 'gpu_violation_vr_thermal_residency_percentage': 0,
         'gpu_violation_hbm_thermal_residency_percentage': 0,
-        'pcie_speed': float(link.get('speed_gts', cap)), 'pcie_max_speed': cap, 'pcie_bandwidth': 0, 'pcie_replay_count': 0,
+        'pcie_speed': labhost.link_of(gpu)[0], 'pcie_max_speed': labhost.PCIE_SPEEDS[gpu['pcie_gen']],
+        'pcie_bandwidth': 0, 'pcie_replay_count': 0,
     }
 
 
@@ -121,7 +106,7 @@ def _number(value):
 
 
 def render(gpus, hostname, faults=None):
-    """The /metrics page of the host's GPUs (gpusim's expanded GPUs), with the faults applied."""
+    """The /metrics page of the host's GPUs (labhost's expanded GPUs), with the faults applied."""
     faults = faults or {}
     lines = []
     for name, text in METRICS:
@@ -141,21 +126,18 @@ def render(gpus, hostname, faults=None):
     return '\n'.join(lines) + '\n'
 
 
-def page(gpusim):
+def page():
     """The page now, or None while the simulated driver is not loaded."""
-    if gpusim.driver_state() is None:
+    if labhost.driver_state() is None:
         return None
-    _cpus, gpus = gpusim.machine(gpusim.load_profile())
+    _cpus, gpus = labhost.machine(labhost.load_profile())
     return render(gpus, socket.gethostname(), read_faults())
 
 
 def main(argv):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import gpusim  # noqa: E402 - installed beside this file by the stub package
-
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
-            text = page(gpusim) if self.path.split('?')[0] == '/metrics' else None
+            text = page() if self.path.split('?')[0] == '/metrics' else None
             if text is None:
                 self.send_response(404 if self.path.split('?')[0] != '/metrics' else 503)
                 self.end_headers()

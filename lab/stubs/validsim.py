@@ -1,66 +1,40 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Simulated hardware validation tools for the llmfleet.rocm lab (no GPU code runs here).
+"""The validation workloads of the llmfleet.rocm lab: rvs, all_reduce_perf and TransferBench (no GPU code runs here).
 
-The lab's stub packages install this module beside gpusim.py (whose profile loading and
-machine model it uses: the GPUs of /etc/llmfleet-lab/gpu-profile.json). It prints, in the
-formats of the real tools, what a validation run on the profile's GPUs reports:
+The stub packages rocm-validation-suite and transferbench, and the lab's rccl-tests build, install this module
+beside gpusim.py (whose ``main`` hands these tools here) and labhost.py (the simulated host it reads: the GPUs
+of /etc/llmfleet-lab/gpu-profile.json, the driver, the links). It prints, in the layouts the collection's
+parsers read (proven against the captures in tests/unit/fixtures), what a validation run on the profile's
+GPUs reports, its figures taken from those captures and scaled per GPU model:
 
-- ``amd-smi metric [-p] [-t] [-P] [-e] [-k] [-T] --json`` (power, temperature, PCIe,
-  ECC totals and blocks, violation status), ``amd-smi bad-pages --json``,
-  ``amd-smi firmware --json``, ``amd-smi topology --json`` (gpusim's ``amd-smi``
-  hands these commands here). Shapes: amd-smi's own CLI code
-  (ROCm/amdsmi amdsmi_cli/amdsmi_commands.py at 0ceca28, ``gpu_data`` wrapping as
-  amd-smi 26.x prints it); the PCIe width and speed are the link the profile gives,
-  the same that the lspci stub prints;
-- ``rvs -c <conf>`` for the modules gst, iet, pebb, pbqt, peqt and babel: it reads
-  the actions of the configuration file (the stub package ships
-  configurations under share/rocm-validation-suite/conf) and prints their result
-  lines and rvs 1.6's closing summary, as in the captures
-  tests/unit/fixtures/rvs/mi300x-*-acceptance.txt and mi355x-*-rvs1.6.75.txt;
-- ``all_reduce_perf -b 8 -e 8G -f 2 -g N`` (rccl-tests): the report of
-  tests/unit/fixtures/rccl_tests/mi300x-8gpu-acceptance-doc.txt, in the column layout of
-  mi350x-8gpu-single-process-rocm7.0.txt, its bus bandwidths scaled per GPU model. Under
-  Open MPI's mpirun (``OMPI_COMM_WORLD_*`` in the environment) each process is G = ``-g``
-  ranks of the job (ranks rank*G.., local devices local_rank*G..); a job across hosts takes
-  the two-node curve of mi210-16rank-2node-rocm6.3.3.txt, scaled by the profile's
-  ``fabric_busbw_scale``. One deviation from the real program, which gathers every rank's
-  ``#  Rank`` line to MPI rank 0 over MPI: the stand-in has no MPI, so every process prints
-  its own rank lines, and rank 0 waits a second after its own (while mpirun forwards the
-  others') before its table; the other ranks print nothing else;
-- ``TransferBench a2a`` and ``TransferBench p2p``: the matrices of
-  tests/unit/fixtures/transferbench/mi300x-{a2a,p2p}-acceptance-doc.txt, in the layout of
-  the mi350x-*-rocm7.0.txt captures, scaled per GPU model.
+- ``rvs -c <conf>`` for the modules gst, iet, pebb, pbqt, peqt and babel: the actions of the configuration
+  file (the stub package ships configurations under share/rocm-validation-suite/conf), their result lines and
+  rvs 1.6's closing summary; pebb's bandwidth follows the PCIe link each GPU trained to (``pcie_link``);
+- ``all_reduce_perf -b 8 -e 8G -f 2 -g N`` (rccl-tests). Under Open MPI's mpirun (``OMPI_COMM_WORLD_*`` in
+  the environment) each process is G = ``-g`` ranks of the job (ranks rank*G.., local devices
+  local_rank*G..); a job across hosts takes the two-node curve, scaled by the profile's
+  ``fabric_busbw_scale``, one within a host by its ``rccl_busbw_scale``. The real program gathers every
+  rank's ``#  Rank`` line to MPI rank 0 over MPI; the stand-in has none, so every process prints its own rank
+  lines, and rank 0 waits a second after its own (while mpirun forwards the others') before its table;
+- ``TransferBench a2a`` and ``TransferBench p2p``: the all-to-all and peer-to-peer matrices.
 
-Only the Instinct GPUs of a profile (those with a PERF entry) take part in rvs, rccl-tests
-and TransferBench runs; amd-smi reports every GPU.
-
-Faults: a GPU of the profile may carry ``"faults": {"ecc_uncorrect": 1, ...}`` with the
-keys of the lab's fault switch (``labctl fault``, lab/labctl/faults.py), and the switch's
-files /run/llmfleet-lab/faults/gpu<N>.json are added on top, so the Device Metrics
-Exporter stand-in and amd-smi tell the same story. ``pcie_link`` (gpusim) narrows a GPU's
-link, which amd-smi and rvs pebb show; the profile's ``rccl_busbw_scale`` scales the
-all-reduce's bus bandwidth within a host (slow GPU links), its ``fabric_busbw_scale`` that of
-a job across hosts (a slow fabric). Pure standard library, Python 3.6+.
+Only the Instinct GPUs of a profile (those with a PERF entry) take part. Pure standard library, Python 3.6+.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 import re
 import socket
 import sys
 import time
 
-import gpusim
+from labhost import LabGpuError, link_of
 
-FAULTS_DIR = os.environ.get('LLMFLEET_LAB_FAULTS', '/run/llmfleet-lab/faults')
-FAULT_KEYS = ('ecc_uncorrect', 'ecc_correct', 'junction_temperature', 'memory_temperature', 'pcie_replays',
-              'thermal_residency')
 
 # Per GPU model: the factor applied to the MI300X captures' bandwidths (rccl: all-reduce bus bandwidth,
 # tb: TransferBench), the gst GFLOPS as a multiple of the action's target, babel: the factor on the MI355X
@@ -71,11 +45,11 @@ FAULT_KEYS = ('ecc_uncorrect', 'ecc_correct', 'junction_temperature', 'memory_te
 PERF = {
     # rccl/tb: mi300x-8gpu-acceptance-doc / mi300x-{a2a,p2p}-acceptance-doc as captured;
     # gst: 1687129 GFLOPS against the 1215000 target in mi300x-gst-single-acceptance.txt.
-    'MI300X': {'rccl': 1.0, 'tb': 1.0, 'gst': 1687129.0 / 1215000.0, 'babel': 5.3 / 8.0, 'xgmi': True},
+    'MI300X': {'rccl': 1.0, 'tb': 1.0, 'gst': 1687129.0 / 1215000.0, 'babel': 5.3 / 8.0},
     # MI250 page: 125 GB/s all-reduce peak at 8 GiB, 30/55 GB/s p2p, 800 GB/s a2a aggregate.
-    'MI250X': {'rccl': 0.45, 'tb': 2.0, 'gst': 1687129.0 / 1215000.0, 'babel': 1.6 / 8.0, 'xgmi': True},
+    'MI250X': {'rccl': 0.45, 'tb': 2.0, 'gst': 1687129.0 / 1215000.0, 'babel': 1.6 / 8.0},
     # MI210 page: 30 GB/s average all-reduce bus bandwidth with -g 4, 80 GB/s a2a per GPU.
-    'MI210': {'rccl': 0.35, 'tb': 1.0, 'gst': 1687129.0 / 1215000.0, 'babel': 1.6 / 8.0, 'xgmi': False},
+    'MI210': {'rccl': 0.35, 'tb': 1.0, 'gst': 1687129.0 / 1215000.0, 'babel': 1.6 / 8.0},
 }
 
 OS_NAME = 'Debian GNU/Linux 12 (bookworm)'
@@ -88,47 +62,7 @@ class UsageError(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# the machine: gpusim's GPUs, their faults, the ones the validation tools run on
-
-def read_fault_files(faults_dir=None):
-    """GPU index -> {fault key: number} from the lab's fault switch files (others ignored)."""
-    faults = {}
-    directory = faults_dir or FAULTS_DIR
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return faults
-    for name in names:
-        match = re.match(r'^gpu(\d+)\.json$', name)
-        if not match:
-            continue
-        try:
-            with open(os.path.join(directory, name)) as handle:
-                data = json.load(handle)
-        except (IOError, OSError, ValueError):
-            continue
-        if isinstance(data, dict):
-            faults[int(match.group(1))] = dict((key, value) for key, value in data.items() if key in FAULT_KEYS
-                                               and isinstance(value, (int, float)) and not isinstance(value, bool))
-    return faults
-
-
-def gpu_faults(gpu, files):
-    """The profile's faults of a GPU with the fault switch's on top (counters add, readings replace)."""
-    merged = dict(gpu.get('faults') or {})
-    for key, value in (files.get(gpu['index']) or {}).items():
-        if key in ('ecc_uncorrect', 'ecc_correct', 'pcie_replays'):
-            merged[key] = merged.get(key, 0) + value
-        else:
-            merged[key] = value
-    return merged
-
-
-def link_of(gpu):
-    """(GT/s, width) the GPU's PCIe link trained to: the profile's pcie_link, else what the model can."""
-    link = gpu.get('pcie_link') or {}
-    return float(link.get('speed_gts', gpusim.PCIE_SPEEDS[gpu['pcie_gen']])), int(link.get('width', gpu['pcie_width']))
-
+# the GPUs the validation tools run on
 
 def tested_gpus(state):
     return [gpu for gpu in state.gpus if gpu['model'] in PERF]
@@ -136,139 +70,6 @@ def tested_gpus(state):
 
 def _model(gpus):
     return PERF[gpus[0]['model']] if gpus else PERF['MI300X']
-
-
-# ---------------------------------------------------------------------------------------------
-# amd-smi: metric, bad-pages, firmware, topology
-
-METRIC_OPTIONS = {'-p': 'power', '--power': 'power', '-t': 'temperature', '--temperature': 'temperature',
-                  '-P': 'pcie', '--pcie': 'pcie', '-e': 'ecc', '--ecc': 'ecc', '-k': 'ecc_blocks',
-                  '--ecc-blocks': 'ecc_blocks', '-T': 'throttle', '--throttle': 'throttle'}
-# The blocks amd-smi counts from sysfs (amdsmi_commands.py "sysfs_blocks"); XGMI_WAFL only on xGMI parts.
-ECC_BLOCKS = ('UMC', 'SDMA', 'GFX', 'MMHUB', 'PCIE_BIF', 'HDP', 'XGMI_WAFL')
-VIOLATIONS = ('prochot', 'ppt', 'socket_thermal', 'vr_thermal', 'hbm_thermal')
-
-
-def _vu(value, unit):
-    return {'value': value, 'unit': unit}
-
-
-def _ecc(gpu, faults):
-    """ECC totals and per-block counts: correctable errors in UMC (HBM), uncorrectable ones in GFX.
-
-    An uncorrectable GFX error is a compute-side error: it retires no memory page, so bad-pages stays clean.
-    """
-    correct, uncorrect = int(faults.get('ecc_correct', 0)), int(faults.get('ecc_uncorrect', 0))
-    blocks = dict((name, {'correctable_count': 0, 'uncorrectable_count': 0, 'deferred_count': 0})
-                  for name in ECC_BLOCKS if name != 'XGMI_WAFL' or PERF.get(gpu['model'], {}).get('xgmi'))
-    blocks['UMC']['correctable_count'] = correct
-    blocks['GFX']['uncorrectable_count'] = uncorrect
-    totals = {'total_correctable_count': correct, 'total_uncorrectable_count': uncorrect, 'total_deferred_count': 0,
-              'cache_correctable_count': 0, 'cache_uncorrectable_count': uncorrect}
-    return totals, blocks
-
-
-def amd_smi_metric(gpu, faults, sections):
-    """One GPU's entry of ``amd-smi metric --json`` with the asked sections (all when none was asked)."""
-    entry = {'gpu': gpu['index']}
-    idle = gpu['idle_power_w'] + gpu['index'] % 5
-    if gpu['apu']:
-        return dict(entry, **dict((section, 'N/A') for section in sections))
-    if 'power' in sections:
-        entry['power'] = {'socket_power': _vu(int(idle), 'W'), 'gfx_voltage': 'N/A', 'soc_voltage': 'N/A',
-                          'mem_voltage': 'N/A', 'throttle_status': 'UNTHROTTLED', 'power_management': 'ENABLED'}
-    if 'temperature' in sections:
-        # The junction reading is the concise rocm-smi table's; the edge sensor is N/A as in gpusim's static limits.
-        entry['temperature'] = {
-            'edge': 'N/A',
-            'hotspot': _vu(int(faults.get('junction_temperature', gpu['temp_c'] + gpu['index'] % 4)), 'C'),
-            'mem': _vu(int(faults.get('memory_temperature', gpu['temp_c'])), 'C')}
-    if 'pcie' in sections:
-        speed, width = link_of(gpu)
-        entry['pcie'] = {'width': width, 'speed': _vu(int(speed) if speed.is_integer() else speed, 'GT/s'),
-                         'bandwidth': _vu(0, 'Mb/s'), 'replay_count': int(faults.get('pcie_replays', 0)),
-                         'l0_to_recovery_count': 0, 'replay_roll_over_count': 0, 'nak_sent_count': 0,
-                         'nak_received_count': 0, 'current_bandwidth_sent': 0, 'current_bandwidth_received': 0,
-                         'max_packet_size': 512, 'lc_perf_other_end_recovery': 0}
-    totals, blocks = _ecc(gpu, faults)
-    if 'ecc' in sections:
-        entry['ecc'] = totals
-    if 'ecc_blocks' in sections:
-        entry['ecc_blocks'] = blocks
-    if 'throttle' in sections:
-        # Violation status is only read on MI300 and newer (amd-smi's -T help); older GPUs print N/A.
-        mi300 = gpu['model'] == 'MI300X'
-        throttle = {'accumulation_counter': 0 if mi300 else 'N/A'}
-        for name in VIOLATIONS:
-            active = name == 'socket_thermal' and faults.get('thermal_residency', 0) > 0
-            throttle['%s_accumulated' % name] = 0 if mi300 else 'N/A'
-            throttle['%s_violation_status' % name] = ('ACTIVE' if active else 'NOT ACTIVE') if mi300 else 'N/A'
-            throttle['%s_violation_activity' % name] = _vu(int(faults.get('thermal_residency', 0)) if active else 0,
-                                                           '%') if mi300 else 'N/A'
-        entry['throttle'] = throttle
-    return entry
-
-
-def amd_smi_bad_pages(gpu):
-    none = 'No bad pages found.'
-    return {'gpu': gpu['index'], 'retired': none, 'pending': none, 'un_res': none}
-
-
-def amd_smi_firmware(gpu):
-    """The microcode versions rocminfo shows (gpusim: Packet Processor / SDMA engine uCode)."""
-    return {'gpu': gpu['index'], 'fw_list': [
-        {'fw_id': 'CP_MEC1', 'fw_version': str(gpu['pp_ucode'])},
-        {'fw_id': 'CP_MEC2', 'fw_version': str(gpu['pp_ucode'])},
-        {'fw_id': 'SDMA0', 'fw_version': str(gpu['sdma_ucode'])},
-        {'fw_id': 'SDMA1', 'fw_version': str(gpu['sdma_ucode'])},
-    ]}
-
-
-def amd_smi_topology(gpu, gpus):
-    """The ``links`` layout (amd-smi 6.1.1 and later): xGMI between Instinct GPUs of an xGMI model, else PCIe.
-
-    Weight 15 for one xGMI hop as rvs pbqt prints it (mi355x-pbqt-single-rvs1.6.75.txt: distance:15 xGMI:15).
-    """
-    links = []
-    for peer in gpus:
-        if peer is gpu:
-            kind, hops, weight, status = 'SELF', 0, 0, 'ENABLED'
-        elif PERF.get(gpu['model'], {}).get('xgmi') and peer['model'] == gpu['model']:
-            kind, hops, weight, status = 'XGMI', 1, 15, 'ENABLED'
-        else:
-            same = peer['numa_node'] == gpu['numa_node']
-            kind, hops, weight, status = 'PCIE', 2 if same else 3, 40 if same else 72, 'DISABLED'
-        links.append({'gpu': peer['index'], 'bdf': peer['pci'], 'weight': weight, 'link_status': status,
-                      'link_type': kind, 'num_hops': hops, 'bandwidth': 'N/A'})
-    return {'gpu': gpu['index'], 'bdf': gpu['pci'], 'links': links}
-
-
-def render_amd_smi_health(state, args, faults_dir=None):
-    """Return (stdout, stderr, rc) of ``amd-smi metric|bad-pages|firmware|topology [options] --json``."""
-    command, options = args[0], [arg for arg in args[1:] if arg not in ('--json', '-j')]
-    if state.driver is None:
-        return '', gpusim.AMD_SMI_DRIVER_ERRORS, 0
-    if state.kfd_error:
-        return '', gpusim.AMD_SMI_NO_PERM, 1
-    files = read_fault_files(faults_dir)
-    if command == 'metric':
-        unknown = [arg for arg in options if arg not in METRIC_OPTIONS]
-        if unknown:
-            return '', 'amd-smi metric (llmfleet lab stub): only %s are simulated, not %s\n' % (
-                ' '.join(sorted(METRIC_OPTIONS)), ' '.join(unknown)), 2
-        sections = set(METRIC_OPTIONS[arg] for arg in options) or set(METRIC_OPTIONS.values())
-        data = [amd_smi_metric(gpu, gpu_faults(gpu, files), sections) for gpu in state.gpus]
-    elif options:
-        return '', 'amd-smi %s (llmfleet lab stub): no options are simulated\n' % command, 2
-    elif command == 'bad-pages':
-        data = [amd_smi_bad_pages(gpu) for gpu in state.gpus]
-    elif command == 'firmware':
-        data = [amd_smi_firmware(gpu) for gpu in state.gpus]
-    else:
-        data = [amd_smi_topology(gpu, state.gpus) for gpu in state.gpus]
-    if '--json' not in args and '-j' not in args:
-        return '', 'amd-smi %s (llmfleet lab stub): only --json output is simulated\n' % command, 2
-    return json.dumps({'gpu_data': data}, indent=4) + '\n', '', 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -641,7 +442,7 @@ def render_all_reduce(state, args, host='localhost', pid=4242, environ=None):
 def all_reduce_under_mpirun(result, environ=None, out=None, wait=None):
     """What ``render`` returns for all_reduce_perf: as rendered, but in a job of several processes, MPI rank 0's
     report up to its table goes to stdout now and, after MPI_RANK_LINES_WAIT seconds (the other processes' rank
-    lines come meanwhile through mpirun), its table is returned for gpusim.main to print; the other processes
+    lines come meanwhile through mpirun), its table is returned for gpusim's main to print; the other processes
     return their rank lines after MPI_OTHER_RANKS_WAIT seconds (rank 0's header first).
 
     Not the real program's way (it gathers every rank line to rank 0 over MPI and prints them in rank order): the
@@ -788,18 +589,15 @@ def render_transferbench(state, args):
 
 
 # ---------------------------------------------------------------------------------------------
-# entry point (gpusim.main hands these tools here)
+# entry point (gpusim's main hands these tools here)
 
 TOOLS = {'rvs': render_rvs, 'all_reduce_perf': render_all_reduce, 'TransferBench': render_transferbench}
-AMD_SMI_COMMANDS = ('metric', 'bad-pages', 'firmware', 'topology')
 
 
 def render(tool, state, argv):
     """Return (stdout, stderr, rc) of one of the validation tools."""
-    if tool == 'amd-smi':
-        return render_amd_smi_health(state, argv)
     if tool == 'all_reduce_perf':
         return all_reduce_under_mpirun(render_all_reduce(state, argv, host=socket.gethostname(), pid=os.getpid()))
     if tool not in TOOLS:
-        raise gpusim.LabGpuError('unknown tool %s' % tool)
+        raise LabGpuError('unknown tool %s' % tool)
     return TOOLS[tool](state, argv)

@@ -10,8 +10,8 @@ could neither show the profile's nodes nor bind a worker to them. prepare.yml di
 (``llmfleet.rocm.numa_facts``) and where its units call it:
 
 - ``numactl --hardware`` (``-H``) prints the profile's nodes in numactl's format. Each CPU entry of the profile
-  is a node (its ``numa_node``) of ``cores`` CPUs, numbered on from the previous entry's, as the stub amd-smi
-  gives each GPU's CPU affinity; its memory from ``memory_kb``; distances 10 and 21.
+  is a node (its ``numa_node``) of ``cores`` CPUs, numbered on from the previous entry's; its memory from
+  ``memory_kb``; distances 10 and 21.
 - ``numactl --physcpubind=CPUS --membind=NODES COMMAND ...`` (also ``-C``, ``-m``, ``--cpunodebind``/``-N``,
   with ``=`` or a separate value) refuses, exit 1 as numactl does, a binding whose nodes the profile does not
   have or whose CPUs are not CPUs of those nodes. Otherwise it writes one line to stderr (the worker's journal)

@@ -7,7 +7,7 @@ hybrid plans the role rendered in check mode (side_effect.yml), and a --check --
 
 The expected bindings come from the profile (lab/profiles/mi300x-8.json), not from the role: GPUs are numbered
 in PCI order (as the stub tools report them), each CPU entry of the profile is a NUMA node whose CPUs are numbered
-on from the previous entry's (as the stub amd-smi and the NUMA stand-in number them), and the workers on a node
+on from the previous entry's (as the NUMA stand-in numbers them), and the workers on a node
 share its CPUs in contiguous, disjoint parts, the first ones one CPU more when uneven (roles/workers/README.md,
 "CPU sets").
 """

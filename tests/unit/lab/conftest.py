@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab's tooling is the package lab/labctl/, and the stub tools import lab/stubs/gpusim.py: the tests
-import both with lab/ and lab/stubs/ on the path."""
+"""The lab's tooling is the package lab/labctl/, and the stub tools are the modules of lab/stubs/ (gpusim,
+validsim and amdgpu_exporter on labhost): the tests import both with lab/ and lab/stubs/ on the path."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 import amdgpu_exporter
-import gpusim
+import labhost
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
 PROFILES = os.path.join(ROOT, 'lab', 'profiles')
@@ -38,7 +38,7 @@ def promtool():
 
 def gpus_of(profile):
     with open(os.path.join(PROFILES, profile + '.json')) as handle:
-        return gpusim.machine(json.load(handle))[1]
+        return labhost.machine(json.load(handle))[1]
 
 
 def samples(text, name):
@@ -152,8 +152,10 @@ def test_stub_package_has_amd_s_units_and_the_stand_in(tmp_path):
     assert 'Wants=gpuagent.service' in exporter and 'After=gpuagent.service' in exporter
     assert (tmp_path / 'lib/systemd/system/gpuagent.service').exists()
     assert (tmp_path / 'usr/local/etc/metrics/gpuagent.conf').exists()
-    with open(amdgpu_exporter.__file__.replace('.pyc', '.py'), 'rb') as handle:
-        assert (tmp_path / 'usr/lib/amdgpu-exporter-lab/amdgpu_exporter.py').read_bytes() == handle.read()
+    for module in (amdgpu_exporter, labhost):
+        name = os.path.basename(module.__file__.replace('.pyc', '.py'))
+        with open(os.path.join(ROOT, 'lab', 'stubs', name), 'rb') as handle:
+            assert (tmp_path / 'usr/lib/amdgpu-exporter-lab' / name).read_bytes() == handle.read(), 'installed beside each other'
     assert 'enable gpuagent.service amd-metrics-exporter.service' in (tmp_path / 'DEBIAN/postinst').read_text()
     assert 'Package: amdgpu-exporter' in (tmp_path / 'DEBIAN/control').read_text()
 
@@ -174,7 +176,7 @@ def test_stub_package_builds(tmp_path):
 def test_the_repository_is_rebuilt_when_the_stand_in_changes():
     from labctl import repository
     names = set(os.path.relpath(path, ROOT) for path in repository.source_files())
-    assert 'lab/stubs/amdgpu_exporter.py' in names
+    assert set(['lab/stubs/amdgpu_exporter.py', 'lab/stubs/labhost.py']) <= names
 
 
 # --- labctl fault ----------------------------------------------------------------------------
@@ -217,4 +219,4 @@ def test_fault_command_needs_a_fault():
 
 def test_the_switch_and_the_stand_in_agree_on_the_keys():
     from labctl import faults
-    assert set(key for key, _kind in faults.OPTIONS) == set(amdgpu_exporter.FAULT_KEYS)
+    assert set(key for key, _kind in faults.OPTIONS) == set(amdgpu_exporter.FAULT_KEYS) == set(labhost.FAULT_KEYS)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab's simulated PCI bus and procfs (lab/stubs/gpusim.py) against the collection's real code.
+"""The lab's simulated PCI bus and procfs (lab/stubs/gpusim.py, labhost.py) against the collection's real code.
 
 The lspci stub's output goes through the real parser, and the facts modules run as Ansible runs them
 (the ``node`` fixture of tests/unit/conftest.py) on a fake node: the stub as lspci, the procfs stand-in
@@ -28,6 +28,7 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils import cmdline, lspc
 
 # lab/stubs/ (conftest.py)
 import gpusim
+import labhost
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 STUBS = os.path.join(ROOT, 'lab', 'stubs')
@@ -39,9 +40,11 @@ GIB = 1024 ** 3
 LSPCI_STANDIN = '''#!%(python)s
 import sys
 sys.path.insert(0, %(stubs)r)
+import json
 import gpusim
+import labhost
 with open(%(profile)r) as handle:
-    state = gpusim.State(profile=gpusim.json.load(handle), driver=None, loaded=False, root=True)
+    state = labhost.State(profile=json.load(handle), driver=None, loaded=False, root=True)
 out, err, rc = gpusim.render_lspci(state, sys.argv[1:])
 sys.stdout.write(out)
 sys.stderr.write(err)
@@ -77,7 +80,7 @@ def profile(name):
 
 
 def lspci_of(name, root=True, args=('-D', '-nn', '-vvv')):
-    state = gpusim.State(profile=profile(name), driver='6.16.6', root=root)
+    state = labhost.State(profile=profile(name), driver='6.16.6', root=root)
     out, err, rc = gpusim.render_lspci(state, list(args))
     assert rc == 0 and err == ''
     return out
@@ -100,13 +103,13 @@ def test_lspci_lists_the_profile_gpus_below_their_switch_ports(name):
     devices = dict((dev['address'], dev) for dev in parsed['devices'])
     for gpu in profile(name)['gpus']:
         device = devices[gpu['pci']]
-        model = gpusim.MODELS[gpu['model']]
+        model = labhost.MODELS[gpu['model']]
         assert device['vendor_id'] == '1002' and device['device_id'] == '%04x' % model['device_id']
         assert device['class_id'] == '%04x' % model['pci_class'][1]
         assert device['numa_node'] == gpu['numa_node']
         assert device['iommu_group'] is not None
         assert device['pcie']['type'] == 'Endpoint'
-        assert device['pcie']['link_cap_speed_gts'] == gpusim.PCIE_SPEEDS[model['pcie_gen']]
+        assert device['pcie']['link_cap_speed_gts'] == labhost.PCIE_SPEEDS[model['pcie_gen']]
         assert device['largest_bar_bytes'] == gpu.get('bar_bytes', model['bar_bytes'])
     for device in parsed['devices']:
         if device['class_id'] == '0604':
@@ -161,23 +164,23 @@ def test_lspci_filters(args, expected):
 
 
 def test_lspci_refuses_options_it_does_not_simulate():
-    out, err, rc = gpusim.render_lspci(gpusim.State(profile=profile('mi300x-2')), ['-t'])
+    out, err, rc = gpusim.render_lspci(labhost.State(profile=profile('mi300x-2')), ['-t'])
     assert (out, rc) == ('', 2) and 'only -D, -nn' in err
 
 
 def test_gpus_on_one_bus_need_a_bridge_address():
     data = {'name': 'clash', 'cpus': [{'model': 'x', 'numa_node': 0}],
             'gpus': [{'model': 'MI300X', 'pci': '0000:0c:00.0', 'numa_node': 0}, {'model': 'MI300X', 'pci': '0000:0d:00.0', 'numa_node': 0}]}
-    with pytest.raises(gpusim.LabGpuError, match='give the GPU a "bridge" address'):
-        gpusim.pci_devices(gpusim.State(profile=data))
+    with pytest.raises(labhost.LabGpuError, match='give the GPU a "bridge" address'):
+        gpusim.pci_devices(labhost.State(profile=data))
     data['gpus'][1]['bridge'] = '0000:40:01.0'
-    assert [dev['at'] for dev in gpusim.pci_devices(gpusim.State(profile=data))][-1] == (0, 0x40, 1, 0)
+    assert [dev['at'] for dev in gpusim.pci_devices(labhost.State(profile=data))][-1] == (0, 0x40, 1, 0)
 
 
 def test_unknown_acs_flags_are_refused():
     data = {'name': 'acs', 'cpus': [], 'gpus': [{'model': 'MI300X', 'pci': '0000:0c:00.0', 'numa_node': 0, 'bridge_acs': ['SrcValid', 'Nope']}]}
-    with pytest.raises(gpusim.LabGpuError, match='unknown ACS flags'):
-        gpusim.pci_devices(gpusim.State(profile=data))
+    with pytest.raises(labhost.LabGpuError, match='unknown ACS flags'):
+        gpusim.pci_devices(labhost.State(profile=data))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,7 +188,7 @@ def test_unknown_acs_flags_are_refused():
 
 @pytest.mark.parametrize('name', PROFILES)
 def test_proc_files_parse_with_the_collection_parser(name):
-    files = gpusim.proc_files(profile(name))
+    files = labhost.proc_files(profile(name))
     readings = cmdline.cmdline_readings(files['cmdline'])
     assert readings['iommu_disabled_by'] == []
     assert readings['pci_realloc_off'] is True
@@ -227,7 +230,7 @@ def lab_host(node, name):
     for cpu in (0, 1):
         node.write(os.path.join(node.sysfs, 'devices', 'system', 'cpu', 'cpu%d' % cpu, 'topology', 'physical_package_id'), '0\n')
     proc = os.path.join(node.root, 'proc')
-    gpusim.write_proc_files(profile(name), proc)
+    labhost.write_proc_files(profile(name), proc)
     results = {
         'rocm': node.run('rocm_facts', rocm_path=node.rocm, sysfs_path=node.sysfs),
         'pcie': node.run('pcie_facts', sysfs_path=node.sysfs),

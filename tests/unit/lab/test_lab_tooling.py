@@ -24,6 +24,7 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import (
 
 # lab/stubs/ and lab/ (conftest.py)
 import gpusim
+import labhost
 from labctl import cli, common, image, packages, repository
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -39,16 +40,16 @@ def profile(name):
 def expected(name):
     """The profile's GPUs as the facts contract describes them, in PCI order."""
     gpus = sorted(profile(name)['gpus'], key=lambda gpu: gpu['pci'])
-    return [{'pci_address': g['pci'], 'numa_node': g['numa_node'], 'gfx_target': gpusim.MODELS[g['model']]['gfx'],
-             'compute_units': gpusim.MODELS[g['model']]['compute_units'],
-             'vram_bytes': gpusim.MODELS[g['model']]['vram_mb'] * 1024 * 1024,
-             'apu': gpusim.MODELS[g['model']]['apu']} for g in gpus]
+    return [{'pci_address': g['pci'], 'numa_node': g['numa_node'], 'gfx_target': labhost.MODELS[g['model']]['gfx'],
+             'compute_units': labhost.MODELS[g['model']]['compute_units'],
+             'vram_bytes': labhost.MODELS[g['model']]['vram_mb'] * 1024 * 1024,
+             'apu': labhost.MODELS[g['model']]['apu']} for g in gpus]
 
 
 def state(name, **kwargs):
     kwargs.setdefault('driver', '6.16.6')
     kwargs.setdefault('rocm_version', '7.1.1')
-    return gpusim.State(profile=profile(name), **kwargs)
+    return labhost.State(profile=profile(name), **kwargs)
 
 
 def test_there_are_the_four_profiles():
@@ -61,9 +62,9 @@ def test_profile_is_consistent(name):
     assert data['gpus'], 'a profile has GPUs'
     nodes = set(cpu['numa_node'] for cpu in data['cpus'])
     for gpu in data['gpus']:
-        assert gpu['model'] in gpusim.MODELS
+        assert gpu['model'] in labhost.MODELS
         assert gpu['numa_node'] in nodes, 'GPU %s on a NUMA node without CPUs' % gpu['pci']
-        assert normalize_gfx(gpusim.MODELS[gpu['model']]['gfx']) == gpusim.MODELS[gpu['model']]['gfx']
+        assert normalize_gfx(labhost.MODELS[gpu['model']]['gfx']) == labhost.MODELS[gpu['model']]['gfx']
     assert len(set(gpu['pci'] for gpu in data['gpus'])) == len(data['gpus'])
 
 
@@ -89,26 +90,23 @@ def test_rocminfo_output_parses_to_the_profile(name):
 
 
 @pytest.mark.parametrize('name', PROFILES)
-@pytest.mark.parametrize('as_json', [True, False], ids=['json', 'text'])
-def test_rocm_smi_output_parses_to_the_profile(name, as_json):
-    args = ROCM_SMI_ARGS + (['--json'] if as_json else [])
-    out, err, rc = gpusim.render_rocm_smi(state(name), args)
+def test_rocm_smi_output_parses_to_the_profile(name):
+    out, err, rc = gpusim.render_rocm_smi(state(name), ROCM_SMI_ARGS + ['--json'])
     assert rc == 0 and err == ''
-    parsed = (rocm_smi.parse_rocm_smi_json if as_json else rocm_smi.parse_rocm_smi_text)(out)
+    parsed = rocm_smi.parse_rocm_smi_json(out)
     want = expected(name)
     assert parsed['driver_version'] == '6.16.6'
     assert [(g['pci_address'], g['numa_node'], g['gfx_target'], g['vram_bytes']) for g in parsed['gpus']] == [
         (w['pci_address'], w['numa_node'], w['gfx_target'], w['vram_bytes']) for w in want]
 
 
-@pytest.mark.parametrize('name', PROFILES)
-def test_rocm_smi_concise_table_parses(name):
-    out, _err, _rc = gpusim.render_rocm_smi(state(name), [])
-    lines = out.splitlines()
-    assert 'ROCm System Management Interface' in lines[0] and 'Concise Info' in lines[1]
-    assert len(set(len(line) for line in lines if set(line) == set('='))) == 1, 'spacers all as wide as the table'
-    gpus = rocm_smi.parse_rocm_smi_text(out)['gpus']
-    assert len(gpus) == len(expected(name))
+@pytest.mark.parametrize('tool,args', [('rocm-smi', []), ('rocm-smi', ROCM_SMI_ARGS), ('rocm-smi', ['--showpower', '--json']),
+                                       ('amd-smi', ['static']), ('amd-smi', ['process', '--json']),
+                                       ('amd-smi', ['metric', '--clock', '--json'])])
+def test_what_the_collection_does_not_run_says_so(tool, args):
+    render = {'rocm-smi': gpusim.render_rocm_smi, 'amd-smi': gpusim.render_amd_smi}[tool]
+    out, err, rc = render(state('mi300x-2'), args)
+    assert (out, rc) == ('', 2) and 'llmfleet lab stub' in err and 'simulated' in err
 
 
 @pytest.mark.parametrize('name', PROFILES)
@@ -141,7 +139,7 @@ def _text(result):
 def test_without_the_driver_every_tool_prints_the_driver_error():
     st = state('mi300x-8', loaded=False)
     for parse, result in ((rocminfo.parse_rocminfo, gpusim.render_rocminfo(st)),
-                          (rocm_smi.parse_rocm_smi_text, gpusim.render_rocm_smi(st, ROCM_SMI_ARGS)),
+                          (rocm_smi.parse_rocm_smi_json, gpusim.render_rocm_smi(st, ROCM_SMI_ARGS + ['--json'])),
                           (amd_smi.parse_amd_smi_static_json, gpusim.render_amd_smi(st, ['static', '--json']))):
         with pytest.raises(ToolError) as info:
             parse(_text(result))
@@ -162,14 +160,14 @@ def test_a_user_outside_render_gets_the_permission_errors():
 
 
 def test_driver_state_comes_from_the_simulated_sysfs(tmp_path):
-    assert gpusim.driver_state(str(tmp_path)) is None
+    assert labhost.driver_state(str(tmp_path)) is None
     module = tmp_path / 'module' / 'amdgpu'
     module.mkdir(parents=True)
     (module / 'version').write_text('6.14.14\n')
     (module / 'initstate').write_text('coming\n')
-    assert gpusim.driver_state(str(tmp_path)) is None
+    assert labhost.driver_state(str(tmp_path)) is None
     (module / 'initstate').write_text('live\n')
-    assert gpusim.driver_state(str(tmp_path)) == '6.14.14'
+    assert labhost.driver_state(str(tmp_path)) == '6.14.14'
 
 
 # --- stub repository ------------------------------------------------------------------------
@@ -242,8 +240,10 @@ def test_staged_packages_have_the_real_layout(tmp_path):
     entry = (tmp_path / 'rocminfo/opt/rocm-7.1.1/bin/rocminfo').read_text()
     compile(entry, 'rocminfo', 'exec')
     assert "sys.path.insert(0, '/opt/rocm-7.1.1/libexec/rocminfo')" in entry and "gpusim.main('rocminfo'" in entry
-    with open(gpusim.__file__, 'rb') as handle:
-        assert (tmp_path / 'rocminfo/opt/rocm-7.1.1/libexec/rocminfo/gpusim.py').read_bytes() == handle.read()
+    for module in (gpusim, labhost):
+        with open(module.__file__, 'rb') as handle:
+            name = os.path.basename(module.__file__)
+            assert (tmp_path / 'rocminfo/opt/rocm-7.1.1/libexec/rocminfo' / name).read_bytes() == handle.read()
 
 
 def test_every_package_kind_has_a_layout_whose_files_exist():
@@ -268,7 +268,7 @@ def test_a_package_kind_without_a_layout_is_refused(tmp_path):
 def test_the_repository_is_rebuilt_when_its_builder_or_data_change():
     names = set(os.path.relpath(path, ROOT) for path in repository.source_files())
     assert set(['lab/labctl/packages.py', 'lab/labctl/repository.py', 'lab/packages/rocm.json',
-                'lab/packages/layouts.json', 'lab/stubs/gpusim.py']) <= names
+                'lab/packages/layouts.json', 'lab/stubs/gpusim.py', 'lab/stubs/labhost.py']) <= names
     assert repository.sources_digest() == repository.sources_digest()
 
 

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """llmfleet.rocm.node_validate as Ansible runs it, over the lab's simulated validation tools.
 
-The tools are lab/stubs/gpusim.py and validsim.py (what the lab's stub packages install), printing the real
+The tools are lab/stubs/gpusim.py and validsim.py on labhost.py (what the lab's stub packages install), printing the real
 formats for a GPU profile; the module, its parsers and the judge run unchanged above them. A healthy profile passes,
 the degraded one fails with exactly its three problems, and the JUnit file reads back with junitparser.
 """

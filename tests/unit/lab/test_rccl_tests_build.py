@@ -24,7 +24,7 @@ import pytest
 from ansible_collections.llmfleet.rocm.plugins.module_utils import rccl_tests
 
 # lab/stubs/ and lab/ (conftest.py)
-import gpusim
+import labhost
 import validsim
 from labctl import buildstage, cli, common, packages
 
@@ -111,8 +111,8 @@ def without_pids(text):
 def test_labctl_serves_rccl_tests_with_the_stubs_inside(served, checkout):
     assert 'rccl-tests' in buildstage.COMPONENTS
     rels = [rel for rel, _path in buildstage._tree_files('rccl-tests')]
-    assert rels == ['Makefile', 'fake_build.py', 'lab_build.py', 'stubs/gpusim.py', 'stubs/validsim.py']
-    for name in ('gpusim.py', 'validsim.py'):
+    assert rels == ['Makefile', 'fake_build.py', 'lab_build.py', 'stubs/gpusim.py', 'stubs/labhost.py', 'stubs/validsim.py']
+    for name in ('gpusim.py', 'labhost.py', 'validsim.py'):
         with open(os.path.join(ROOT, 'lab', 'stubs', name), 'rb') as handle:
             assert open(os.path.join(checkout, 'stubs', name), 'rb').read() == handle.read(), 'copied from lab/stubs/'
     assert not os.path.exists(os.path.join(ROOT, 'lab', 'build', 'sources', 'rccl-tests', 'stubs')), 'no second copy in git'
@@ -143,20 +143,20 @@ def test_make_builds_every_binary_and_all_reduce_perf_prints_validsims_report(ch
         assert os.access(path, os.X_OK)
         with open(path, 'rb') as handle:
             assert handle.readline() == b'#!/usr/bin/python3\n'
-        assert sorted(zipfile.ZipFile(path).namelist()) == ['__main__.py', 'gpusim.py', 'validsim.py']
+        assert sorted(zipfile.ZipFile(path).namelist()) == ['__main__.py', 'gpusim.py', 'labhost.py', 'validsim.py']
 
     # Installed elsewhere (as the collection unpacks it) with the checkout gone, it still runs.
     key_bin = tmp_path / 'opt' / 'rccl-tests' / 'key' / 'bin'
     shutil.copytree(build, str(key_bin))
     shutil.rmtree(checkout)
     for profile in ('mi300x-2', 'mi300x-8', 'mi250x-4'):
-        count = len(validsim.tested_gpus(gpusim.State(profile=json.load(open(os.path.join(PROFILES, profile + '.json'))),
-                                                      driver='6.16.6')))
+        count = len(validsim.tested_gpus(labhost.State(profile=json.load(open(os.path.join(PROFILES, profile + '.json'))),
+                                                       driver='6.16.6')))
         args = ['-b', '8', '-e', '8G', '-f', '2', '-g', str(count)]
         proc = run_tool(str(key_bin / 'all_reduce_perf'), tmp_path, profile, args)
         assert proc.returncode == 0 and proc.stderr == '', proc.stderr
         with open(os.path.join(PROFILES, profile + '.json')) as handle:
-            state = gpusim.State(profile=json.load(handle), driver='6.16.6', rocm_version='7.1.1')
+            state = labhost.State(profile=json.load(handle), driver='6.16.6', rocm_version='7.1.1')
         out, _err, _rc = validsim.render_all_reduce(state, args, host=socket.gethostname(), pid=1)
         assert without_pids(proc.stdout) == without_pids(out)
         assert rccl_tests.parse_rccl_tests(proc.stdout), 'the collection parses it'

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab's simulated validation tools (lab/stubs/validsim.py): what they print for every profile goes through
+"""The lab's simulated validation tools (lab/stubs/validsim.py, and amd-smi's health commands in gpusim.py): what they print for every profile goes through
 the collection's parsers and the threshold judge (plugins/module_utils/validate_thresholds.py). A healthy profile
 passes every judged figure; the degraded profile gives exactly its three problems. The stub packages that install
 the tools are staged under tmp_path and their entry scripts run (rccl-tests' all_reduce_perf is built from the
@@ -28,6 +28,7 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import T
 
 # lab/stubs/ and lab/ (conftest.py)
 import gpusim
+import labhost
 import validsim
 from labctl import packages
 
@@ -46,7 +47,7 @@ def profile(name):
 
 def state(name, **kwargs):
     kwargs.setdefault('driver', '6.16.6')
-    return gpusim.State(profile=profile(name), **kwargs)
+    return labhost.State(profile=profile(name), **kwargs)
 
 
 def ok(result):
@@ -56,7 +57,7 @@ def ok(result):
 
 
 def amd_smi(st, *args):
-    out, err, rc = validsim.render_amd_smi_health(st, list(args) + ['--json'], faults_dir=NO_FAULTS)
+    out, err, rc = gpusim.render_amd_smi(st, list(args) + ['--json'], faults_dir=NO_FAULTS)
     assert rc == 0 and err == '', err
     return out
 
@@ -155,14 +156,14 @@ def test_metric_sections_are_those_asked_for():
     st = state('mi300x-2')
     entry = json.loads(amd_smi(st, 'metric', '-e', '-P'))['gpu_data'][0]
     assert sorted(entry) == ['ecc', 'gpu', 'pcie']
-    out, err, rc = validsim.render_amd_smi_health(st, ['metric', '-v', '--json'], faults_dir=NO_FAULTS)
+    out, err, rc = gpusim.render_amd_smi(st, ['metric', '-v', '--json'], faults_dir=NO_FAULTS)
     assert rc == 2 and out == '' and '-v' in err
 
 
 def test_the_fault_switch_file_shows_in_amd_smi(tmp_path):
     (tmp_path / 'gpu1.json').write_text(json.dumps({'ecc_uncorrect': 2, 'ecc_correct': 3, 'junction_temperature': 108}))
     st = state('mi300x-2')
-    out = ok(validsim.render_amd_smi_health(st, ['metric', '--json'], faults_dir=str(tmp_path)))
+    out = ok(gpusim.render_amd_smi(st, ['metric', '--json'], faults_dir=str(tmp_path)))
     gpus = amd_smi_health.parse_amd_smi_metric_json(out)['gpus']
     assert gpus[0]['ecc']['uncorrectable'] == 0
     assert (gpus[1]['ecc']['uncorrectable'], gpus[1]['ecc']['correctable']) == (2, 3)
@@ -216,7 +217,7 @@ def with_fabric(name, scale):
     prof = profile(name)
     if scale is not None:
         prof['fabric_busbw_scale'] = scale
-    return gpusim.State(profile=prof, driver='6.16.6')
+    return labhost.State(profile=prof, driver='6.16.6')
 
 
 @pytest.mark.parametrize('scale', [None, 0.25])
@@ -349,7 +350,7 @@ def test_without_the_driver_the_tools_fail_as_the_parsers_expect():
         rvs.parse_rvs(validsim.render_rvs(st, ['-c', os.path.join(CONF, 'babel.conf')])[0])
     with pytest.raises(ToolError):
         transferbench.parse_transferbench(validsim.render_transferbench(st, ['p2p'])[0])
-    assert validsim.render_amd_smi_health(st, ['metric', '--json'])[1] == gpusim.AMD_SMI_DRIVER_ERRORS
+    assert gpusim.render_amd_smi(st, ['metric', '--json'])[1] == gpusim.AMD_SMI_DRIVER_ERRORS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,7 +362,7 @@ def test_the_degraded_profile_gives_exactly_its_three_problems():
     assert [(f['level'], f['id']) for f in problems] == [
         ('error', 'health.ecc_uncorrectable'), ('error', 'pcie.link'), ('error', 'rccl.all_reduce.busbw')]
     ecc, link, all_reduce = problems
-    gpus = gpusim.machine(profile(DEGRADED))[1]
+    gpus = labhost.machine(profile(DEGRADED))[1]
     assert ecc['gpu'] == 6 and gpus[6]['pci'] == '0000:cd:00.0' and ecc['figure'] == 1
     assert link['gpu'] == '0000:5f:00.0' and link['figure'] == '32.0 GT/s x8' and '0000:5f:00.0' in link['message']
     # The all-reduce is one figure of the whole node: the judge names no GPU for it.
@@ -403,9 +404,9 @@ def test_validation_packages_have_their_real_names_and_a_tool_layout():
     for name, kind in (('rocm-validation-suite', 'tool:rvs'), ('transferbench', 'tool:transferbench')):
         assert SPEC['packages'][name]['files'] == kind
         copies = [entry['copy'] for entry in layouts[kind]['files'] if 'copy' in entry]
-        assert 'stubs/gpusim.py' in copies and 'stubs/validsim.py' in copies, 'the entry script imports both'
+        assert set(['stubs/gpusim.py', 'stubs/validsim.py', 'stubs/labhost.py']) <= set(copies), 'the entry script needs all three'
     amd_smi_copies = [entry.get('copy') for entry in layouts['tool:amd-smi']['files']]
-    assert 'stubs/validsim.py' in amd_smi_copies, 'amd-smi metric/bad-pages/firmware/topology are validsim\'s'
+    assert set(['stubs/gpusim.py', 'stubs/labhost.py']) <= set(amd_smi_copies), 'amd-smi is gpusim\'s, on labhost'
     # rccl-tests is built from source (lab/build/sources/rccl-tests, test_rccl_tests_build.py), not a package.
     assert 'rccl-tests' not in SPEC['packages'] and not [kind for kind in layouts if 'rccl-tests' in kind]
     assert not [entry for layout in layouts.values() for entry in layout.get('files', []) if 'rccl-tests' in entry['path']]

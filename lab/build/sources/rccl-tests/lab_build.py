@@ -6,7 +6,7 @@
 A real build compiles the tests with $(ROCM_PATH)/bin/hipcc against RCCL (rccl/rccl.h, -lrccl) and, with MPI=1, MPI
 (mpi.h, -lmpi) for the GPU targets of HIPCC_COMPILE_FLAGS_APPEND (--offload-arch=...). This one fails as that build
 would when one of those inputs is missing, then writes each binary into $(BUILDDIR) as a self-contained Python zipapp
-(stubs/gpusim.py and stubs/validsim.py inside, copied into this repository by lab/labctl) that prints what the real
+(stubs/gpusim.py, validsim.py and labhost.py inside, copied into this repository by lab/labctl) that prints what the real
 test prints for the simulated GPUs of the host it runs on. It records what it saw in $(BUILDDIR)/_llmfleet_build.json
 and appends start/end lines to the builds log, as fake_build.py does for the engine's stand-ins; BUILD_SECONDS in the
 repository makes the build last that long, printing progress.
@@ -32,6 +32,8 @@ BINARIES = ('all_reduce_perf', 'all_gather_perf', 'broadcast_perf', 'reduce_scat
             'alltoall_perf', 'scatter_perf', 'gather_perf', 'sendrecv_perf', 'alltoallv_perf')
 # The ones lab/stubs/validsim.py prints; the others say so and exit 2.
 SIMULATED = ('all_reduce_perf',)
+# The lab's stub modules each binary bundles (lab/stubs/).
+STUBS = ('gpusim.py', 'validsim.py', 'labhost.py')
 INTERPRETER = '/usr/bin/python3'
 ARCH = re.compile(r'^gfx[0-9a-f]+(:[a-z]+[+-])*$')
 MAIN = '''# rccl-tests {tool} (llmfleet lab stand-in, commit {commit}, ROCM_PATH {rocm_path}): prints what the real
@@ -134,10 +136,10 @@ def commit_time():
 
 
 def write_binary(builddir, tool, commit, rocm_path, when):
-    """$(BUILDDIR)/<tool>: a zipapp of __main__.py, gpusim.py and validsim.py (same bytes for the same commit)."""
+    """$(BUILDDIR)/<tool>: a zipapp of __main__.py and the stubs it runs (same bytes for the same commit)."""
     staging = tempfile.mkdtemp(prefix='.%s-' % tool, dir=builddir)
     try:
-        for name in ('gpusim.py', 'validsim.py'):
+        for name in STUBS:
             shutil.copyfile(os.path.join(HERE, 'stubs', name), os.path.join(staging, name))
         with open(os.path.join(staging, '__main__.py'), 'w') as handle:
             handle.write(MAIN.format(tool=tool, commit=commit, rocm_path=rocm_path, simulated=SIMULATED))
