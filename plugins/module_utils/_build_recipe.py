@@ -186,9 +186,10 @@ def sources(values, releases):
     }
 
 
-def rocm_relation(values, releases, fleet_rocm):
+def rocm_relation(values, releases, fleet_rocm, source='rocm_version'):
     """(message, fix) when the recipe in use was built upstream on another ROCm than ``fleet_rocm`` (the fleet's
-    rocm_version); None when they agree, when no recipe of the table is in use, or when a version is unknown."""
+    rocm_version, or the installed release: ``source`` says which); None when they agree, when no recipe of the table
+    is in use, or when a version is unknown."""
     found = sources(values, releases)
     recipe_rocm = found['rocm_version']
     if not found['entry'] or _version(recipe_rocm) is None or _version(fleet_rocm) is None:
@@ -196,9 +197,9 @@ def rocm_relation(values, releases, fleet_rocm):
     if _version(recipe_rocm) == _version(fleet_rocm):
         return None
     message = ('The build follows vLLM %s\'s recipe, which upstream builds and tests on ROCm %s; this fleet runs ROCm %s'
-               ' (rocm_version). The builder compiles those refs against the fleet\'s ROCm (the builder and every GPU'
+               ' (%s). The builder compiles those refs against the fleet\'s ROCm (the builder and every GPU'
                ' node run one release), a combination upstream did not build.'
-               % (found['release'], recipe_rocm, fleet_rocm))
+               % (found['release'], recipe_rocm, fleet_rocm, source))
     fix = ('Set rocm_version to %s to build on the ROCm the recipe was made for; or keep %s and set the component refs'
            ' (engine_build_pytorch_ref, engine_build_triton_ref, ...) to ones known to build on it, then accept this'
            ' finding (preflight_accepted_findings).' % (recipe_rocm, fleet_rocm))
