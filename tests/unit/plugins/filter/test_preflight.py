@@ -290,6 +290,8 @@ with open(os.path.join(_ROLES, 'engine_build', 'vars', 'main.yml')) as _handle:
 def _recipe(vllm_ref='v0.32.0', recipe=''):
     """The build's recipe as the role passes it: engine_build_vllm_ref, engine_build_recipe and the recipe table."""
     return _set(engine_build={'vllm_ref': vllm_ref, 'recipe': recipe, 'releases': _RELEASES})
+
+
 _SMALL_BAR = 256 * 1024 ** 2
 _NO_RDMA = _set(rdma=_facts('rdma', _rdma_facts([])))
 
