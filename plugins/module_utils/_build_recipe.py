@@ -113,10 +113,33 @@ def _recipe_release(values):
     return release_of(values.get('engine_build_vllm_ref')), 'engine_build_vllm_ref'
 
 
+def _problems(values, releases, release, chosen_by, entry, reason, from_recipe, missing):
+    """The messages of ``sources``: at most one, the first that applies."""
+    known = ', '.join(sorted(releases, key=_version)) or 'none'
+    if chosen_by == 'engine_build_recipe' and entry is None:
+        return ['engine_build_recipe %s is not a release of the recipe table (%s): name one of them, or set it to ""'
+                ' to follow engine_build_vllm_ref.' % (_text(values.get('engine_build_recipe')), known)]
+    if reason and from_recipe:
+        buildable = ', '.join(key for key in sorted(releases, key=_version) if not unsupported(releases[key])) or 'none'
+        return ['vLLM %s cannot be built from its own recipe here: %s (its docker/Dockerfile.rocm_base). Pin'
+                ' engine_build_vllm_ref to a release built on ROCm %d.x with torch from source (%s), or set'
+                ' engine_build_recipe to one of them, or set %s yourself.'
+                % (release, reason, ROCM_MAJOR, buildable, ', '.join(from_recipe))]
+    if missing and entry is None:
+        return ['engine_build_vllm_ref %s is not a release of the recipe table (%s), so %s %s no default: set'
+                ' engine_build_recipe to the release that ref follows (its refs fill what you leave ""), or set %s'
+                ' yourself.' % (_text(values.get('engine_build_vllm_ref')) or '""', known, ', '.join(missing),
+                                'has' if len(missing) == 1 else 'have', ', '.join(missing))]
+    if missing:
+        return ['vLLM %s\'s recipe does not give %s: set %s yourself.'
+                % (release, ', '.join(missing), 'it' if len(missing) == 1 else 'them')]
+    return []
+
+
 def sources(values, releases):
     """The role's variables (engine_build_*) and the table -> what the build takes from where.
 
-    Returns ``{release, entry, supported, python_version, rocm_version, components, problems}``: ``release`` the
+    Returns ``{release, entry, supported, python_version, rocm_version, components, origins, problems}``: ``release`` the
     table's key in use (None when engine_build_vllm_ref is not a release tag and engine_build_recipe is ""), ``entry``
     its entry (None when the table has none), ``components`` role name -> ``{repo, ref}`` for pytorch, triton,
     flash_attention and aiter ("" where neither the user nor the recipe gives one), ``origins`` role name -> ``user``
@@ -146,34 +169,11 @@ def sources(values, releases):
         if _wanted(values, name):
             from_recipe.extend('engine_build_%s_%s' % (name, field) for field in taken)
             missing.extend('engine_build_%s_%s' % (name, field) for field in ('repo', 'ref') if not resolved[field])
-    problems = []
     if values.get('engine_build_components'):
-        # The user's whole recipe (engine_build_components) names its own sources.
-        missing = from_recipe = []
-        entry_problem = False
+        # The user's whole recipe (engine_build_components) names its own sources: nothing to take from the table.
+        problems = []
     else:
-        entry_problem = chosen_by == 'engine_build_recipe' and entry is None
-    known = ', '.join(sorted(releases, key=_version)) or 'none'
-    if entry_problem:
-        problems.append('engine_build_recipe %s is not a release of the recipe table (%s): name one of them, or set it'
-                        ' to "" to follow engine_build_vllm_ref.' % (_text(values.get('engine_build_recipe')), known))
-    elif reason and from_recipe:
-        problems.append(
-            'vLLM %s cannot be built from its own recipe here: %s (its docker/Dockerfile.rocm_base). Pin'
-            ' engine_build_vllm_ref to a release built on ROCm %d.x with torch from source (%s), or set'
-            ' engine_build_recipe to one of them, or set %s yourself.'
-            % (release, reason, ROCM_MAJOR,
-               ', '.join(key for key in sorted(releases, key=_version) if not unsupported(releases[key])) or 'none',
-               ', '.join(from_recipe)))
-    elif missing and entry is None:
-        problems.append(
-            'engine_build_vllm_ref %s is not a release of the recipe table (%s), so %s %s no default: set'
-            ' engine_build_recipe to the release that ref follows (its refs fill what you leave ""), or set %s'
-            ' yourself.' % (_text(values.get('engine_build_vllm_ref')) or '""', known, ', '.join(missing),
-                            'has' if len(missing) == 1 else 'have', ', '.join(missing)))
-    elif missing:
-        problems.append('vLLM %s\'s recipe does not give %s: set %s yourself.'
-                        % (release, ', '.join(missing), 'it' if len(missing) == 1 else 'them'))
+        problems = _problems(values, releases, release, chosen_by, entry, reason, from_recipe, missing)
     return {
         'release': release,
         'entry': entry,
