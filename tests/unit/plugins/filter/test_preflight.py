@@ -799,13 +799,11 @@ def test_the_role_passes_the_other_roles_defaults_where_the_inventory_sets_nothi
     role_vars = load('preflight', 'vars', 'main.yml')
     inputs = role_vars['_preflight_findings_inputs']
     expressions = {
-        ('rocm', 'rocm_version'): inputs['rocm_version'],
         ('engine', 'engine_name'): inputs['engine']['name'],
         ('engine', 'engine_version'): inputs['engine']['version'],
         ('engine', 'engine_python'): role_vars['_preflight_pythons']['engine_python'],
         ('toolchain', 'toolchain_python'): role_vars['_preflight_pythons']['toolchain_python'],
         ('engine_build', 'engine_build_enabled'): inputs['engine_build_enabled'],
-        ('engine_build', 'engine_build_vllm_ref'): inputs['engine_build']['vllm_ref'],
         ('engine_build', 'engine_build_recipe'): inputs['engine_build']['recipe'],
         ('exporters', 'exporters_amdgpu_exporter_enabled'): inputs['exporter']['enabled'],
     }
@@ -814,3 +812,43 @@ def test_the_role_passes_the_other_roles_defaults_where_the_inventory_sets_nothi
         assert match, (variable, expression)
         default = load(role, 'defaults', 'main.yml')[variable]
         assert match.group('value') == (str(default).lower() if isinstance(default, bool) else default), (variable, expression)
+
+
+def _role_file(*parts):
+    with open(os.path.join(_ROLES, *parts)) as handle:
+        return yaml.safe_load(handle)
+
+
+def test_the_role_reads_the_rocm_and_engine_build_defaults_from_their_files():
+    """rocm_version and engine_build_vllm_ref fall back to _preflight_role_defaults, which reads each value from its
+    role's defaults/main.yml (no second copy of it in the preflight role)."""
+    role_vars = _role_file('preflight', 'vars', 'main.yml')
+    inputs = role_vars['_preflight_findings_inputs']
+    expressions = {'rocm_version': inputs['rocm_version'], 'engine_build_vllm_ref': inputs['engine_build']['vllm_ref']}
+    for variable, expression in sorted(expressions.items()):
+        assert expression == '{{ %s | default(_preflight_role_defaults.%s) }}' % (variable, variable), expression
+    roles = {'rocm_version': 'rocm', 'engine_build_vllm_ref': 'engine_build'}
+    assert sorted(role_vars['_preflight_role_defaults']) == sorted(roles)
+    for variable, role in sorted(roles.items()):
+        expression = role_vars['_preflight_role_defaults'][variable].strip()
+        match = re.match(r"^\{\{ \(lookup\('ansible\.builtin\.file', role_path ~ '(?P<path>[^']+)'\) \| from_yaml\)"
+                         r"\.(?P<key>\w+) \}\}$", expression)
+        assert match, (variable, expression)
+        path = os.path.normpath(os.path.join(_ROLES, 'preflight') + match.group('path'))
+        assert path == os.path.normpath(os.path.join(_ROLES, role, 'defaults', 'main.yml')), path
+        assert match.group('key') == variable and variable in _role_file(role, 'defaults', 'main.yml')
+
+
+def test_the_rocm_and_engine_build_defaults_agree():
+    """With the roles' defaults the build follows a recipe made on the ROCm the rocm role installs: no
+    engine-recipe-rocm-differs, so a multi-node fleet (which stops on warnings) is not stopped by the defaults."""
+    rocm = _role_file('rocm', 'defaults', 'main.yml')
+    build = _role_file('engine_build', 'defaults', 'main.yml')
+    inputs = healthy()
+    _set(rocm_version=rocm['rocm_version'], engine_build_enabled=build['engine_build_enabled'],
+         engine_build={'vllm_ref': build['engine_build_vllm_ref'], 'recipe': build['engine_build_recipe'],
+                       'releases': _RELEASES})(inputs)
+    assert build['engine_build_enabled'] is True
+    assert 'engine-recipe-rocm-differs' not in ids(preflight_findings(inputs))
+    release = build['engine_build_vllm_ref'].lstrip('v')
+    assert rocm['rocm_version'] == _RELEASES[release]['rocm_version']
