@@ -96,6 +96,14 @@ CASES = [
     Case('downgrade-allowed', {'rocm_version': '7.0.2', 'rocm_allow_downgrade': True}, 'rocm-downgrade',
          {'packages': _packages('7.1.1.70101-38~24.04')}, absent=True),
     Case('upgrade', {'rocm_version': '7.1.1'}, 'rocm-downgrade', {'packages': _packages('7.0.2.70002-56~24.04')}, absent=True),
+    Case('upgrade-refused', {'rocm_version': '7.2.3'}, 'rocm-upgrade', {'packages': _packages('7.1.1.70101-38~24.04')},
+         contains=['ROCm 7.1.1 is installed and rocm_version asks for "7.2.3"', 'Set rocm_allow_upgrade=true for this run',
+          'set rocm_version to 7.1.1 to keep it']),
+    Case('upgrade-allowed', {'rocm_version': '7.2.3', 'rocm_allow_upgrade': True}, 'rocm-upgrade',
+         {'packages': _packages('7.1.1.70101-38~24.04')}, absent=True),
+    Case('upgrade-not-installed', {'rocm_version': '7.2.3'}, 'rocm-upgrade', {'packages': _packages()}, absent=True),
+    Case('upgrade-same-release', {'rocm_version': '7.1.1'}, 'rocm-upgrade', {'packages': _packages('7.1.1.70101-38~24.04')},
+         absent=True),
     Case('same-release', {'rocm_version': '7.1.1'}, 'rocm-downgrade', {'packages': _packages('7.1.1.70101-38~24.04')},
          absent=True),
     Case('not-installed', {}, 'rocm-downgrade', {'packages': _packages()}, absent=True),
@@ -109,7 +117,7 @@ def test_rule(case):
 
 def test_defaults_have_no_problem():
     assert rocm_input_problems(VALUES, PLATFORM) == []
-    assert rocm_input_problems(VALUES, PLATFORM, release_checks=_checks(), packages=_packages('7.1.1.70101-38~24.04')) == []
+    assert rocm_input_problems(VALUES, PLATFORM, release_checks=_checks(), packages=_packages('7.2.3.70203-1~24.04')) == []
 
 
 def test_every_rule_is_reached():
