@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.filter.build import build_arch_problems
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_absolute_path, show
 
 _COMPONENT_NAME_RE = re.compile(r'^[a-z][a-z0-9_]*\Z')
@@ -117,6 +118,13 @@ def _names(values, ctx):
     return 'Component names must be distinct, lower-case words: %s.' % ', '.join(show(name) for name in names)
 
 
+@RULES.rule('engine_build-recipe')
+def _recipe(values, ctx):
+    if ctx.get('releases') is None:
+        return None
+    return _build_recipe.sources(values, ctx['releases'])['problems']
+
+
 @RULES.rule('engine_build-aiter-arch')
 def _aiter(values, ctx):
     arch = ctx.get('arch') or []
@@ -204,12 +212,18 @@ def _unresolved(values, ctx):
                                                      for item in unresolved))
 
 
-def engine_build_input_problems(values, arch, components, fleet, python, rocm_release=None, refs=None):
+def engine_build_input_problems(values, arch, components, fleet, python, rocm_release=None, refs=None, releases=None):
     """The engine_build role's variables, the build and the fleet's facts -> a list of messages (empty when fine)."""
     return RULES.messages(values, {'arch': arch, 'components': components, 'fleet': fleet, 'python': python,
-                                   'rocm_release': rocm_release, 'refs': refs})
+                                   'rocm_release': rocm_release, 'refs': refs, 'releases': releases})
+
+
+def engine_build_sources(values, releases):
+    """The engine_build role's variables and its recipe table -> the repository and ref of every component it builds
+    (the user's where set, else the recipe's), and what the recipe in use says."""
+    return _build_recipe.sources(values, releases)
 
 
 class FilterModule(object):
     def filters(self):
-        return {'engine_build_input_problems': engine_build_input_problems}
+        return {'engine_build_input_problems': engine_build_input_problems, 'engine_build_sources': engine_build_sources}

@@ -24,7 +24,9 @@ for the messages), ``rocm_version`` (the release the rocm role installs: the inv
 installed release the ROCm tools report when it is empty), ``engine`` (``{name, version}`` of the engine role),
 ``pythons`` (``{engine_python: path, toolchain_python: path}``), ``python_results`` (the registered loop of the
 role's Python version reading, one result per distinct path, ``item`` the path), ``engine_build_enabled`` (false:
-toolchain_python is not used) and ``exporter`` (``{enabled, monitoring_hosts}``: the exporters role installs AMD's
+toolchain_python is not used, and the build's recipe is not judged), ``engine_build`` (``{vllm_ref, recipe,
+releases}``: engine_build_vllm_ref, engine_build_recipe and the engine_build role's recipe table, whose ROCm is compared
+with ``rocm_version``) and ``exporter`` (``{enabled, monitoring_hosts}``: the exporters role installs AMD's
 Device Metrics Exporter on GPU nodes when it is enabled and the inventory has monitoring hosts).
 
 A finding is ``{id, level, message, fix}`` with level ``fail``, ``warn`` or ``info``.
@@ -38,6 +40,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, supported_system_rule
 from ansible_collections.llmfleet.rocm.plugins.module_utils.kernel import parse_kernel_version
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import normalize_pci_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _support_matrix as matrix
 
 LEVELS = ('fail', 'warn', 'info')
@@ -66,6 +69,7 @@ RULES = (
     ('rocm-gpu-os-unknown', 'warn'),
     ('engine-python-unsupported', 'fail'),
     ('engine-python-unknown', 'warn'),
+    ('engine-recipe-rocm-differs', 'warn'),
     ('exporter-os-unsupported', 'warn'),
     ('cmdline-unreadable', 'info'),
     ('iommu-disabled', 'warn'),
@@ -219,6 +223,7 @@ def _readings(inputs):
         'engine': _engine(inputs.get('engine')),
         'pythons': _pythons(inputs),
         'exporter_planned': _exporter_planned(inputs.get('exporter')),
+        'recipe_rocm': _recipe_rocm(inputs, (rocm or {}).get('rocm_version')),
     }
 
 
@@ -290,6 +295,18 @@ def _pythons(inputs):
     return readings
 
 
+def _recipe_rocm(inputs, installed):
+    """(message, fix) when the build's recipe was made on another ROCm than the fleet's (the rocm_version the rocm role
+    installs, else the installed one); None otherwise."""
+    build = inputs.get('engine_build') if isinstance(inputs.get('engine_build'), dict) else None
+    if not build or _opt_bool(inputs.get('engine_build_enabled')) is False:
+        return None
+    values = {'engine_build_vllm_ref': build.get('vllm_ref'), 'engine_build_recipe': build.get('recipe')}
+    target = _rocm_target(inputs.get('rocm_version'), installed)
+    return _build_recipe.rocm_relation(values, build.get('releases') or {}, target['version'],
+                                       source='rocm_version' if target['from'] == 'rocm_version' else 'installed')
+
+
 def _exporter_planned(exporter):
     exporter = exporter if isinstance(exporter, dict) else {}
     return bool(_opt_bool(exporter.get('enabled')) and exporter.get('monitoring_hosts'))
@@ -303,6 +320,7 @@ def preflight_readings(inputs):
     del readings['pcie_devices']
     del readings['os']['platform']
     del readings['engine']['python_bounds']
+    del readings['recipe_rocm']
     for python in readings['pythons']:
         del python['version_tuple']
     return readings
@@ -543,6 +561,9 @@ def _rules_support(r):
             '(preflight_accepted_findings: [rocm-gpu-os-unknown]), else change the system or rocm_version.'
             % (r['os']['name'], series, source.get('url') or matrix.LATEST_MATRIX_URL)))
     found.extend(_rules_python(r))
+    if r['recipe_rocm']:
+        message, fix = r['recipe_rocm']
+        found.append(_finding('engine-recipe-rocm-differs', 'warn', message, fix))
     if r['exporter_planned'] and known_system and system not in matrix.EXPORTER_SYSTEMS:
         gpus = ', '.join(_gpu_label(kind) for kind in r['gpu_models']) or 'no GPU seen yet'
         found.append(_finding(

@@ -132,6 +132,22 @@ def _downgrade(values, ctx):
             ' or raise rocm_version.' % (rocm_release(installed), show(values['rocm_version'])))
 
 
+@RULES.rule('rocm-upgrade')
+def _upgrade(values, ctx):
+    # Until upgrades take the nodes out a few at a time, an installed ROCm changes only where the operator says so: a
+    # new default of rocm_version must not restart and reboot every node of a run at once.
+    installed = (ctx.get('packages') or {}).get('rocm-core')
+    if values['rocm_allow_upgrade'] or not installed:
+        return None
+    have, want = _release_tuple(installed), _release_tuple(values['rocm_version'])
+    if have is None or want is None or have >= want:
+        return None
+    return ('ROCm %s is installed and rocm_version asks for %s: the upgrade stops the node\'s workers and reboots it,'
+            ' on every node of the run at once (llmfleet_serial). Set rocm_allow_upgrade=true for this run (with'
+            ' llmfleet_serial limiting the nodes taken out together), or set rocm_version to %s to keep it.'
+            % (rocm_release(installed), show(values['rocm_version']), rocm_release(installed)))
+
+
 def rocm_input_problems(values, platform, release_checks=None, packages=None):
     """The rocm role's variables (and, once read, the node's answers) -> a list of messages (empty when they are fine)."""
     return RULES.messages(values, {'platform': platform, 'release_checks': release_checks, 'packages': packages})

@@ -56,6 +56,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if os.path.join(ROOT, '.collections') not in sys.path:
     sys.path.append(os.path.join(ROOT, '.collections'))
 from ansible_collections.llmfleet.rocm.plugins.module_utils._vllm_recipe import vllm_rocm_recipe  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.llmfleet.rocm.plugins.module_utils._build_recipe import sources  # noqa: E402 pylint: disable=wrong-import-position
 
 FIXTURES = os.path.join(ROOT, 'tests', 'unit', 'fixtures')
 DOCKERFILES = os.path.join(FIXTURES, 'vllm_dockerfiles')
@@ -210,17 +211,21 @@ def recipe_build(recipe):
 def role_build(role_dir=None):
     """What the engine_build role builds with its defaults: component -> ref, read from its files (the components of
     _engine_build_recipe in vars/main.yml; a component is off when defaults/main.yml sets engine_build_<name> to false;
-    its ref is engine_build_<name>_ref). vLLM itself is left out (it is the package whose requirements resolve)."""
+    its ref is engine_build_<name>_ref, or where that is "" the ref of the recipe table's entry in use, as the role's
+    engine_build_sources filter takes it). vLLM itself is left out (it is the package whose requirements resolve)."""
     role_dir = role_dir or os.path.join(ROOT, 'roles', 'engine_build')
     with open(os.path.join(role_dir, 'defaults', 'main.yml')) as handle:
         defaults = yaml.safe_load(handle)
     with open(os.path.join(role_dir, 'vars', 'main.yml')) as handle:
         variables = yaml.safe_load(handle)
+    found = sources(defaults, variables['_engine_build_releases'])
+    if found['problems']:
+        raise ValueError(' '.join(found['problems']))
     build = {}
     for name in variables['_engine_build_recipe']:
         if name == 'vllm' or defaults.get('engine_build_%s' % name, True) is False:
             continue
-        ref = defaults.get('engine_build_%s_ref' % name)
+        ref = found['components'][name]['ref']
         if not isinstance(ref, str) or '{' in ref:
             raise ValueError('engine_build_%s_ref is %r: not a ref this reader can take literally' % (name, ref))
         build[ROLE_NAMES.get(name, name)] = ref

@@ -26,6 +26,11 @@ GIB = 1024 ** 3
 # mi300x-8-findings with the role's defaults: (id, level, what the message names, fix), in report order.
 with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'findings.json')) as _handle:
     FINDINGS = [(f['id'], f['level'], f['names'], f['fix']) for f in json.load(_handle)['findings']]
+# The side effect's last run: the clean node of a fleet whose build (vLLM 0.32.0's recipe, upstream's on ROCm 7.2.3)
+# runs on the lab's ROCm 7.1.1.
+RECIPE_MESSAGE = ("The build follows vLLM 0.32.0's recipe, which upstream builds and tests on ROCm 7.2.3; this fleet runs"
+                  " ROCm 7.1.1 (rocm_version). The builder compiles those refs against the fleet's ROCm (the builder and"
+                  " every GPU node run one release), a combination upstream did not build.")
 RDMA_NONE_FIX = 'Check the RDMA NICs and their drivers ("ls /sys/class/infiniband"), or set preflight_multi_node: false.'
 
 
@@ -92,6 +97,19 @@ def test_a_multi_node_fleet_stops_on_its_warnings():
     assert found['rdma-none']['fix'] == RDMA_NONE_FIX
     assert found['pcie-acs-enabled']['fix'] == dict((f[0], f[3]) for f in FINDINGS)['pcie-acs-enabled']
     assert data['readings']['multi_node'] is True and data['readings']['multi_node_from'] == 'inventory'
+
+
+def test_a_build_on_another_rocm_than_its_recipe_is_a_warning():
+    data = report('recipe')
+    assert data['stopping_levels'] == ['fail']
+    assert levels(data) == [('engine-recipe-rocm-differs', 'warn'), ('kernel-packages-unchecked', 'info')]
+    finding = data['findings'][0]
+    assert finding['message'] == RECIPE_MESSAGE
+    assert finding['fix'].startswith('Set rocm_version to 7.2.3 to build on the ROCm the recipe was made for; or keep'
+                                     ' 7.1.1 and set the component refs')
+    assert dict((key, int(value)) for key, value in data['counts'].items()) == {'fail': 0, 'warn': 1, 'info': 1}
+    text = report('recipe', 'txt')
+    assert '\n[warn] engine-recipe-rocm-differs\n' in text
 
 
 def test_check_mode_on_the_converged_host_changes_nothing():

@@ -178,7 +178,8 @@ def test_a_requirement_pinning_a_built_package_elsewhere_does_not_resolve(outcom
 # -- what the engine_build role builds --------------------------------------------------------------------------------
 
 def test_the_role_is_read_as_it_builds():
-    assert vr.role_build() == {'torch': '8514f051', 'triton': 'ba5c1517'}
+    """The role's defaults take vLLM 0.32.0's own refs from its recipe table."""
+    assert vr.role_build() == {'torch': '733fca1', 'triton': '669b31a'}
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(

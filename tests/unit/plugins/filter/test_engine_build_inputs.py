@@ -7,15 +7,25 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 import pytest
+import yaml
 
 from ansible_collections.llmfleet.rocm.plugins.filter.engine_build_inputs import RULES, engine_build_input_problems
-from input_rules import Case, assert_every_rule_reached, role_defaults, run_case
+from input_rules import ROOT, Case, assert_every_rule_reached, role_defaults, run_case
 
 # The publish directory's default is templated (the controller's $HOME): as a play sees it.
 VALUES = dict(role_defaults('engine_build'), engine_build_publish_dir='/home/ops/llmfleet-wheelhouse')
 PY311 = {'major': 3, 'minor': 11, 'micro': 2, 'releaselevel': 'final', 'serial': 0}
 PY312 = {'major': 3, 'minor': 12, 'micro': 3, 'releaselevel': 'final', 'serial': 0}
+
+
+with open(os.path.join(ROOT, 'roles', 'engine_build', 'vars', 'main.yml')) as _handle:
+    RELEASES = yaml.safe_load(_handle)['_engine_build_releases']
+# The lab's build (molecule/build): vLLM's, PyTorch's and Triton's main branches from its own repositories.
+LAB_SOURCES = dict(('engine_build_%s_%s' % (name, field), 'main' if field == 'ref' else 'http://lab/%s.git' % name)
+                   for name in ('pytorch', 'triton', 'vllm') for field in ('repo', 'ref'))
 
 
 def _component(name, **changes):
@@ -120,6 +130,18 @@ CASES = [
     Case('refs-resolved', {}, 'engine_build-ref-unresolved',
          {'refs': [_ref('pytorch', '8514f051'), _ref('vllm', '0123456789abcdef0123456789abcdef01234567')]}, absent=True),
     Case('refs-not-resolved-yet', {}, 'engine_build-ref-unresolved', absent=True),
+    Case('recipe-of-the-default-release', {}, 'engine_build-recipe', {'releases': RELEASES}, absent=True),
+    Case('recipe-of-a-release-with-rocm-10', {'engine_build_vllm_ref': 'v0.33.0'}, 'engine_build-recipe',
+         {'releases': RELEASES}, contains=['vLLM 0.33.0 cannot be built from its own recipe here: its ROCm is 10.0.0',
+                                           'the collection supports ROCm 7.x']),
+    Case('recipe-none-for-a-branch', {'engine_build_vllm_ref': 'main'}, 'engine_build-recipe', {'releases': RELEASES},
+         contains='engine_build_vllm_ref main is not a release of the recipe table (0.30.0, 0.31.0, 0.32.0, 0.33.0)'),
+    Case('recipe-not-needed-for-the-labs-branch', LAB_SOURCES, 'engine_build-recipe', {'releases': RELEASES}, absent=True),
+    Case('recipe-not-needed-for-a-whole-recipe', {'engine_build_vllm_ref': 'main', 'engine_build_components': COMPONENTS},
+         'engine_build-recipe', {'releases': RELEASES}, absent=True),
+    Case('recipe-unknown', {'engine_build_recipe': '0.1.0'}, 'engine_build-recipe', {'releases': RELEASES},
+         contains='engine_build_recipe 0.1.0 is not a release of the recipe table'),
+    Case('recipe-table-not-given', {'engine_build_vllm_ref': 'main'}, 'engine_build-recipe', absent=True),
 ]
 
 
@@ -130,6 +152,7 @@ def test_rule(case):
 
 def test_defaults_have_no_problem():
     assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, PY311) == []
+    assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, PY311, releases=RELEASES) == []
     assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, PY311, rocm_release='7.1.1',
                                        refs=[_ref(c['name'], '8514f051') for c in COMPONENTS]) == []
 

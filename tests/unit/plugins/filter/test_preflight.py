@@ -282,6 +282,16 @@ def _pythons(engine_python, versions, toolchain_python=None):
 
 _SYSTEM_PYTHON = '/usr/bin/python3'
 _MONITORED = _set(exporter={'enabled': True, 'monitoring_hosts': ['monitor-1']})
+_ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'roles')
+with open(os.path.join(_ROLES, 'engine_build', 'vars', 'main.yml')) as _handle:
+    _RELEASES = yaml.safe_load(_handle)['_engine_build_releases']
+
+
+def _recipe(vllm_ref='v0.32.0', recipe=''):
+    """The build's recipe as the role passes it: engine_build_vllm_ref, engine_build_recipe and the recipe table."""
+    return _set(engine_build={'vllm_ref': vllm_ref, 'recipe': recipe, 'releases': _RELEASES})
+
+
 _SMALL_BAR = 256 * 1024 ** 2
 _NO_RDMA = _set(rdma=_facts('rdma', _rdma_facts([])))
 
@@ -394,6 +404,15 @@ CASES = [
      'warn'),
     ('engine-python-unknown-vllm-0.34', 'engine-python-unknown', _set(engine={'name': 'vllm', 'version': '0.34.0'}), 'warn'),
     ('engine-python-unknown-not-read-quiet', 'engine-python-unknown', _set(python_results={'skipped': True, 'results': []}), None),
+    ('engine-recipe-rocm-differs-7.1.1-against-7.2.3', 'engine-recipe-rocm-differs', _recipe(), 'warn'),
+    ('engine-recipe-rocm-differs-installed', 'engine-recipe-rocm-differs', _all(_recipe(), _set(rocm_version='')), 'warn'),
+    ('engine-recipe-rocm-differs-named-recipe', 'engine-recipe-rocm-differs', _recipe(vllm_ref='main', recipe='0.31.0'),
+     'warn'),
+    ('engine-recipe-rocm-differs-same-quiet', 'engine-recipe-rocm-differs', _all(_recipe(), _set(rocm_version='7.2.3')), None),
+    ('engine-recipe-rocm-differs-no-build-quiet', 'engine-recipe-rocm-differs',
+     _all(_recipe(), _set(engine_build_enabled=False)), None),
+    ('engine-recipe-rocm-differs-branch-quiet', 'engine-recipe-rocm-differs', _recipe(vllm_ref='main'), None),
+    ('engine-recipe-rocm-differs-not-given-quiet', 'engine-recipe-rocm-differs', _set(), None),
     ('exporter-os-unsupported-debian-12', 'exporter-os-unsupported', _all(_debian, _MONITORED), 'warn'),
     ('exporter-os-unsupported-ubuntu-quiet', 'exporter-os-unsupported', _MONITORED, None),
     ('exporter-os-unsupported-no-monitoring-quiet', 'exporter-os-unsupported', _debian, None),
@@ -734,6 +753,30 @@ def test_new_findings_can_be_accepted():
     assert [finding['level'] for finding in preflight_findings(inputs)] == ['info', 'info', 'info']
 
 
+def test_the_recipes_rocm_against_the_fleets_says_how_they_relate():
+    inputs = healthy()
+    _recipe()(inputs)
+    finding = by_id(preflight_findings(inputs), 'engine-recipe-rocm-differs')
+    assert finding['message'] == (
+        'The build follows vLLM 0.32.0\'s recipe, which upstream builds and tests on ROCm 7.2.3; this fleet runs ROCm'
+        ' 7.1.1 (rocm_version). The builder compiles those refs against the fleet\'s ROCm (the builder and every GPU node'
+        ' run one release), a combination upstream did not build.')
+    assert finding['fix'].startswith('Set rocm_version to 7.2.3 to build on the ROCm the recipe was made for; or keep'
+                                     ' 7.1.1 and set the component refs')
+    inputs['accepted'] = ['engine-recipe-rocm-differs']
+    assert by_id(preflight_findings(inputs), 'engine-recipe-rocm-differs')['level'] == 'info'
+    assert 'recipe_rocm' not in preflight_readings(inputs)
+
+
+def test_the_role_reads_the_engine_build_roles_table():
+    """roles/preflight/vars/main.yml reads the table from the engine_build role beside it (one table for both)."""
+    with open(os.path.join(_ROLES, 'preflight', 'vars', 'main.yml')) as handle:
+        expression = yaml.safe_load(handle)['_preflight_findings_inputs']['engine_build']['releases']
+    path = re.search(r"role_path ~ '(?P<path>[^']+)'", expression).group('path')
+    assert os.path.isfile(os.path.join(_ROLES, 'preflight') + path)
+    assert expression.endswith("| from_yaml)._engine_build_releases }}")
+
+
 def test_readings_of_the_support_table():
     readings = preflight_readings(healthy())
     assert readings['rocm_target'] == {'version': '7.1.1', 'from': 'rocm_version', 'series': '7.1', 'installed': '7.1.1'}
@@ -756,12 +799,12 @@ def test_the_role_passes_the_other_roles_defaults_where_the_inventory_sets_nothi
     role_vars = load('preflight', 'vars', 'main.yml')
     inputs = role_vars['_preflight_findings_inputs']
     expressions = {
-        ('rocm', 'rocm_version'): inputs['rocm_version'],
         ('engine', 'engine_name'): inputs['engine']['name'],
         ('engine', 'engine_version'): inputs['engine']['version'],
         ('engine', 'engine_python'): role_vars['_preflight_pythons']['engine_python'],
         ('toolchain', 'toolchain_python'): role_vars['_preflight_pythons']['toolchain_python'],
         ('engine_build', 'engine_build_enabled'): inputs['engine_build_enabled'],
+        ('engine_build', 'engine_build_recipe'): inputs['engine_build']['recipe'],
         ('exporters', 'exporters_amdgpu_exporter_enabled'): inputs['exporter']['enabled'],
     }
     for (role, variable), expression in sorted(expressions.items()):
@@ -769,3 +812,43 @@ def test_the_role_passes_the_other_roles_defaults_where_the_inventory_sets_nothi
         assert match, (variable, expression)
         default = load(role, 'defaults', 'main.yml')[variable]
         assert match.group('value') == (str(default).lower() if isinstance(default, bool) else default), (variable, expression)
+
+
+def _role_file(*parts):
+    with open(os.path.join(_ROLES, *parts)) as handle:
+        return yaml.safe_load(handle)
+
+
+def test_the_role_reads_the_rocm_and_engine_build_defaults_from_their_files():
+    """rocm_version and engine_build_vllm_ref fall back to _preflight_role_defaults, which reads each value from its
+    role's defaults/main.yml (no second copy of it in the preflight role)."""
+    role_vars = _role_file('preflight', 'vars', 'main.yml')
+    inputs = role_vars['_preflight_findings_inputs']
+    expressions = {'rocm_version': inputs['rocm_version'], 'engine_build_vllm_ref': inputs['engine_build']['vllm_ref']}
+    for variable, expression in sorted(expressions.items()):
+        assert expression == '{{ %s | default(_preflight_role_defaults.%s) }}' % (variable, variable), expression
+    roles = {'rocm_version': 'rocm', 'engine_build_vllm_ref': 'engine_build'}
+    assert sorted(role_vars['_preflight_role_defaults']) == sorted(roles)
+    for variable, role in sorted(roles.items()):
+        expression = role_vars['_preflight_role_defaults'][variable].strip()
+        match = re.match(r"^\{\{ \(lookup\('ansible\.builtin\.file', role_path ~ '(?P<path>[^']+)'\) \| from_yaml\)"
+                         r"\.(?P<key>\w+) \}\}$", expression)
+        assert match, (variable, expression)
+        path = os.path.normpath(os.path.join(_ROLES, 'preflight') + match.group('path'))
+        assert path == os.path.normpath(os.path.join(_ROLES, role, 'defaults', 'main.yml')), path
+        assert match.group('key') == variable and variable in _role_file(role, 'defaults', 'main.yml')
+
+
+def test_the_rocm_and_engine_build_defaults_agree():
+    """With the roles' defaults the build follows a recipe made on the ROCm the rocm role installs: no
+    engine-recipe-rocm-differs, so a multi-node fleet (which stops on warnings) is not stopped by the defaults."""
+    rocm = _role_file('rocm', 'defaults', 'main.yml')
+    build = _role_file('engine_build', 'defaults', 'main.yml')
+    inputs = healthy()
+    _set(rocm_version=rocm['rocm_version'], engine_build_enabled=build['engine_build_enabled'],
+         engine_build={'vllm_ref': build['engine_build_vllm_ref'], 'recipe': build['engine_build_recipe'],
+                       'releases': _RELEASES})(inputs)
+    assert build['engine_build_enabled'] is True
+    assert 'engine-recipe-rocm-differs' not in ids(preflight_findings(inputs))
+    release = build['engine_build_vllm_ref'].lstrip('v')
+    assert rocm['rocm_version'] == _RELEASES[release]['rocm_version']

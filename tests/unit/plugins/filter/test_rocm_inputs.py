@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_version_code
 from ansible_collections.llmfleet.rocm.plugins.filter.rocm_inputs import RULES, rocm_input_problems
 from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
@@ -95,6 +96,14 @@ CASES = [
     Case('downgrade-allowed', {'rocm_version': '7.0.2', 'rocm_allow_downgrade': True}, 'rocm-downgrade',
          {'packages': _packages('7.1.1.70101-38~24.04')}, absent=True),
     Case('upgrade', {'rocm_version': '7.1.1'}, 'rocm-downgrade', {'packages': _packages('7.0.2.70002-56~24.04')}, absent=True),
+    Case('upgrade-refused', {'rocm_version': '7.2.3'}, 'rocm-upgrade', {'packages': _packages('7.1.1.70101-38~24.04')},
+         contains=['ROCm 7.1.1 is installed and rocm_version asks for "7.2.3"', 'Set rocm_allow_upgrade=true for this run',
+          'set rocm_version to 7.1.1 to keep it']),
+    Case('upgrade-allowed', {'rocm_version': '7.2.3', 'rocm_allow_upgrade': True}, 'rocm-upgrade',
+         {'packages': _packages('7.1.1.70101-38~24.04')}, absent=True),
+    Case('upgrade-not-installed', {'rocm_version': '7.2.3'}, 'rocm-upgrade', {'packages': _packages()}, absent=True),
+    Case('upgrade-same-release', {'rocm_version': '7.1.1'}, 'rocm-upgrade', {'packages': _packages('7.1.1.70101-38~24.04')},
+         absent=True),
     Case('same-release', {'rocm_version': '7.1.1'}, 'rocm-downgrade', {'packages': _packages('7.1.1.70101-38~24.04')},
          absent=True),
     Case('not-installed', {}, 'rocm-downgrade', {'packages': _packages()}, absent=True),
@@ -108,8 +117,22 @@ def test_rule(case):
 
 def test_defaults_have_no_problem():
     assert rocm_input_problems(VALUES, PLATFORM) == []
-    assert rocm_input_problems(VALUES, PLATFORM, release_checks=_checks(), packages=_packages('7.1.1.70101-38~24.04')) == []
+    assert rocm_input_problems(VALUES, PLATFORM, release_checks=_checks(), packages=_packages('7.2.3.70203-1~24.04')) == []
 
 
 def test_every_rule_is_reached():
     assert_every_rule_reached(RULES, CASES)
+
+
+# The amdgpu series AMD pairs with each ROCm series of the collection: its AMD GPU Driver (amdgpu) documentation
+# (30.30.3 for ROCm 7.2.3), and the lab's packages (30.10.2 with 7.0.2, 30.20.1 with 7.1.1).
+AMDGPU_SERIES = {'7.0': '30.10', '7.1': '30.20', '7.2': '30.30'}
+
+
+def test_the_default_driver_is_the_one_amd_pairs_with_the_default_release():
+    defaults = role_defaults('rocm')
+    series = '.'.join(defaults['rocm_version'].split('.')[:2])
+    assert defaults['rocm_amdgpu_version'].rsplit('.', 1)[0] == AMDGPU_SERIES[series]
+    assert (defaults['rocm_version'], defaults['rocm_amdgpu_version']) == ('7.2.3', '30.30.3')
+    assert rocm_version_code(defaults['rocm_version']) == '70203'
+
