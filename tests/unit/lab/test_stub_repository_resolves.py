@@ -63,7 +63,8 @@ def simulate(repositories, kinds, package):
     options = ['-o', 'Dir=' + root, '-o', 'Dir::State::status=' + status, '-o', 'Dir::Etc::sourceparts=-',
                '-o', 'Debug::NoLocking=1']
     subprocess.run(['apt-get'] + options + ['update', '-qq'], check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    result = subprocess.run(['apt-get'] + options + ['install', '-s', '--no-install-recommends', package],
+    # A refused install is an answer here, not an error.
+    result = subprocess.run(['apt-get'] + options + ['install', '-s', '--no-install-recommends', package], check=False,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     return result.returncode, result.stdout
 

@@ -96,8 +96,8 @@ def test_exactly_the_releases_and_suites_the_fleet_uses():
 
 def test_no_graphics_repository_for_nodes_without_one():
     plan = plan_of(['gpu-6', 'gpu-no-graphics'])
-    assert sorted(repo['name'] for repo in plan['repositories']) == ['amdgpu-30.20.1', 'amdgpu-6.4.3', 'rocm-6.4.3',
-                                                                      'rocm-7.1.1']
+    names = sorted(repo['name'] for repo in plan['repositories'])
+    assert names == ['amdgpu-30.20.1', 'amdgpu-6.4.3', 'rocm-6.4.3', 'rocm-7.1.1']
 
 
 def test_the_mirror_holds_what_the_nodes_register():
