@@ -34,7 +34,10 @@ def package_layouts():
 
 
 def _spec_package(spec, name):
-    return spec['packages'].get(name) or spec['driver_packages'].get(name) or spec['exporter_packages'][name]
+    for group in ('packages', 'driver_packages', 'graphics_packages'):
+        if name in (spec.get(group) or {}):
+            return spec[group][name]
+    return spec['exporter_packages'][name]
 
 
 def package_versions(spec, release, suite):
@@ -49,6 +52,10 @@ def package_versions(spec, release, suite):
     drv = rel['amdgpu']
     versions['amdgpu-dkms'] = '1:%s.%s-%s.%s' % (drv['kernel_driver'], drv['build'], drv['revision'], ubuntu)
     versions['amdgpu-dkms-firmware'] = '%s.0.%s-%s.%s' % (drv['release'], drv['build'], drv['revision'], ubuntu)
+    # The graphics repository's packages (graphics/<release>/ubuntu): 1:<ROCm major.minor>.<build>-<graphics build>.<ubuntu>.
+    for name in spec.get('graphics_packages') or {}:
+        versions[name] = '1:%s.%s-%s.%s' % ('.'.join(release.split('.')[:2]), rel['build'], rel['graphics']['revision'],
+                                            ubuntu)
     exporter = spec.get('exporter')
     for name in spec.get('exporter_packages') or {}:
         versions[name] = '%s-%s~%s' % (exporter['release'], exporter['revision'], ubuntu)

@@ -2,7 +2,8 @@
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The signed stub ROCm apt repository under .lab/repo: AMD's layout (rocm/apt/<release>,
-amdgpu/<release>/ubuntu), apt-ftparchive indexes, signed with a throwaway GPG key kept in .lab/gnupg."""
+graphics/<release>/ubuntu, amdgpu/<release>/ubuntu), apt-ftparchive indexes, signed with a throwaway GPG key kept in
+.lab/gnupg."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -111,19 +112,23 @@ def write_indexes(spec, base, label, fpr):
 
 
 def _build_tree(spec, fpr, out, work):
-    """Every release's ROCm and amdgpu repository into out/ (AMD's layout), with the key."""
+    """Every release's ROCm, graphics and amdgpu repository into out/ (AMD's layout), with the key."""
     for release in spec['releases']:
         drv_release = spec['releases'][release]['amdgpu']['release']
         base = os.path.join(out, 'rocm', 'apt', release)
+        gfx_base = os.path.join(out, 'graphics', release, 'ubuntu')
         drv_base = os.path.join(out, 'amdgpu', drv_release, 'ubuntu')
         for suite in spec['suites']:
             versions = packages.package_versions(spec, release, suite)
             packages.build_debs(spec, spec['packages'], release, suite, versions, base, work)
+            packages.build_debs(spec, spec['graphics_packages'], release, suite, versions, gfx_base, work)
             packages.build_debs(spec, spec['driver_packages'], release, suite, versions, drv_base, work)
         write_indexes(spec, base, 'ROCm %s' % release, fpr)
+        write_indexes(spec, gfx_base, 'graphics %s' % release, fpr)
         write_indexes(spec, drv_base, 'amdgpu %s' % drv_release, fpr)
-        say('    ROCm %s + amdgpu %s: %d packages x %d suites' % (
-            release, drv_release, len(spec['packages']) + len(spec['driver_packages']), len(spec['suites'])))
+        say('    ROCm %s + graphics %s + amdgpu %s: %d packages x %d suites' % (
+            release, release, drv_release,
+            len(spec['packages']) + len(spec['graphics_packages']) + len(spec['driver_packages']), len(spec['suites'])))
     # AMD's Device Metrics Exporter: its own repository, device-metrics-exporter/apt/<release>, with the same key.
     exporter = spec.get('exporter')
     if exporter:

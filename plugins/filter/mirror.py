@@ -21,6 +21,7 @@ import re
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.six.moves.urllib.parse import urlsplit
 
+from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_repositories import graphics_wanted, repository_path
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import show
 
 # Where AMD's repositories sit in a snapshot: <mirror URL>/amd/ is what the nodes take as their rocm_repo_base_url.
@@ -49,7 +50,9 @@ def _repository(name, path, url, suites, components, architectures, keyring):
 
 def mirror_fleet(hosts, hostvars, platforms, defaults, monitoring=False):
     """What each node of the fleet installs from AMD: its suite (the support table's, from its distribution facts)
-    and its rocm, amdgpu and Device Metrics Exporter releases (its own variables, else the roles' ``defaults``).
+    and its rocm, graphics, amdgpu and Device Metrics Exporter releases (its own variables, else the roles'
+    ``defaults``). The graphics release is the ROCm release where the node registers that repository (the rocm role's
+    rule, ``rocm_graphics_repository``), else empty.
 
     ``monitoring``: the fleet has a monitoring host, so the GPU nodes run AMD's exporter where it is enabled."""
     fleet = []
@@ -61,11 +64,13 @@ def mirror_fleet(hosts, hostvars, platforms, defaults, monitoring=False):
             return node[name] if name in node else defaults.get(name)
 
         key = '%s-%s' % (facts.get('distribution'), facts.get('distribution_major_version'))
+        rocm_version = str(value('rocm_version') or '')
         fleet.append({
             'host': host,
             'facts': bool(facts.get('distribution')),
             'suite': (platforms.get(key) or {}).get('rocm_suite') or '',
-            'rocm_version': str(value('rocm_version') or ''),
+            'rocm_version': rocm_version,
+            'graphics_version': rocm_version if graphics_wanted(rocm_version, value('rocm_graphics_repository')) else '',
             'amdgpu_version': str(value('rocm_amdgpu_version') or '') if value('rocm_install_driver') else '',
             'exporter_version': (str(value('exporters_amdgpu_exporter_version') or '')
                                  if monitoring and value('exporters_amdgpu_exporter_enabled') else ''),
@@ -77,8 +82,9 @@ def mirror_plan(values, fleet, keyring):
     """The snapshot's contents from the mirror_* variables and the fleet's nodes.
 
     ``fleet``: one mapping per node that installs AMD packages, with ``suite`` (from the support table),
-    ``rocm_version``, ``amdgpu_version`` (empty when the node takes no driver) and ``exporter_version`` (empty when
-    it runs no AMD exporter). ``keyring``: the path of the binary keyring debmirror checks AMD's Release files with.
+    ``rocm_version``, ``graphics_version`` (empty when the node registers no graphics repository), ``amdgpu_version``
+    (empty when the node takes no driver) and ``exporter_version`` (empty when it runs no AMD exporter).
+    ``keyring``: the path of the binary keyring debmirror checks AMD's Release files with.
     """
     if not isinstance(values, dict) or not isinstance(fleet, list):
         raise AnsibleFilterError('mirror_plan expects the mirror_* variables (a dict) and the fleet (a list)')
@@ -86,14 +92,14 @@ def mirror_plan(values, fleet, keyring):
     architectures = list(values['mirror_architectures'])
     releases = {}
     for node in fleet:
-        for kind, field in (('rocm', 'rocm_version'), ('amdgpu', 'amdgpu_version'), ('exporter', 'exporter_version')):
+        for kind, field in (('rocm', 'rocm_version'), ('graphics', 'graphics_version'), ('amdgpu', 'amdgpu_version'),
+                            ('exporter', 'exporter_version')):
             release = node.get(field) or ''
             if release:
                 releases.setdefault((kind, str(release)), set()).add(node['suite'])
     repositories = []
-    layout = {'rocm': 'rocm/apt/%s', 'amdgpu': 'amdgpu/%s/ubuntu', 'exporter': 'device-metrics-exporter/apt/%s'}
     for (kind, release), suites in sorted(releases.items()):
-        relative = layout[kind] % release
+        relative = repository_path(kind, release)
         repositories.append(_repository('%s-%s' % (kind, release), '%s/%s' % (AMD_PREFIX, relative),
                                         '%s/%s' % (amd, relative), suites, ['main'], architectures, keyring))
     for extra in values['mirror_apt_repositories']:

@@ -10,6 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_repositories import node_repositories
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import KNOWN_GFX_TARGETS
 
 _RELEASE_RE = re.compile(r'^(?:[0-9]+:)?(?P<major>[0-9]+)\.(?P<minor>[0-9]+)(?:\.(?P<patch>[0-9]+))?')
@@ -33,6 +34,14 @@ def rocm_version_code(version):
     return '%d%02d%02d' % (int(match.group('major')), int(match.group('minor')), int(match.group('patch') or 0))
 
 
+def rocm_repositories(base_url, rocm_version, amdgpu_version=None, graphics=None):
+    """AMD's apt repositories a node registers for ``rocm_version`` under ``base_url`` (module_utils/_amd_repositories).
+
+    Judges nothing: the rocm role's input checks refuse a bad URL or release before the list is used, and a
+    ``graphics`` that is not true or false follows AMD's instructions."""
+    return node_repositories(base_url, rocm_version, amdgpu_version, graphics)
+
+
 def unknown_gfx_targets(targets):
     """The entries of ``targets`` that are not LLVM AMDGPU processor names."""
     if isinstance(targets, str):
@@ -46,6 +55,7 @@ class FilterModule(object):
     def filters(self):
         return {
             'rocm_release': rocm_release,
+            'rocm_repositories': rocm_repositories,
             'rocm_version_code': rocm_version_code,
             'unknown_gfx_targets': unknown_gfx_targets,
         }

@@ -103,6 +103,15 @@ def _kernel_managed(values, ctx):
             ' llmfleet_platform.kernel_managed).' % show(value))
 
 
+@RULES.rule('rocm-graphics-repository-type')
+def _graphics(values, ctx):
+    value = values['rocm_graphics_repository']
+    if value is None or isinstance(value, bool):
+        return None
+    return ('rocm_graphics_repository %s must be true, false or null (null follows AMD\'s instructions: the graphics'
+            ' repository from ROCm 7.0 on).' % show(value))
+
+
 # The node's answers, given by the preflight's tasks (None before they ran).
 
 @RULES.rule('rocm-release-missing')
@@ -110,14 +119,25 @@ def _missing(values, ctx):
     checks = ctx.get('release_checks')
     if not checks:
         return None
-    missing = [check['item']['uri'] for check in checks if check.get('status') == 404]
+    missing = [check['item'] for check in checks if check.get('status') == 404]
     if not missing:
         return None
     suite = (ctx.get('platform') or {}).get('rocm_suite') or ''
-    return ('%s has no %s suite (HTTP 404). Check rocm_version (%s) and rocm_amdgpu_version (%s) against the releases'
-            ' listed under %s/rocm/apt/ and %s/amdgpu/.'
-            % (', '.join(missing), suite, show(values['rocm_version']), show(values['rocm_amdgpu_version']),
-               _base_url(values), _base_url(values)))
+    # What to check for each missing repository: the variable that names its release, where its releases are listed.
+    fixes = []
+    for item in missing:
+        kind = item.get('kind') or item.get('name')
+        if kind == 'amdgpu':
+            fix = 'rocm_amdgpu_version (%s) against %s/amdgpu/' % (show(values['rocm_amdgpu_version']), _base_url(values))
+        elif kind == 'graphics':
+            fix = ('rocm_version (%s) against %s/graphics/ (a mirror without it: mirror it, or rocm_graphics_repository:'
+                   ' false where the site serves its packages another way)' % (show(values['rocm_version']), _base_url(values)))
+        else:
+            fix = 'rocm_version (%s) against %s/rocm/apt/' % (show(values['rocm_version']), _base_url(values))
+        if fix not in fixes:
+            fixes.append(fix)
+    return ('%s has no %s suite (HTTP 404). Check %s.'
+            % (', '.join(item['uri'] for item in missing), suite, '; '.join(fixes)))
 
 
 @RULES.rule('rocm-downgrade')

