@@ -156,8 +156,7 @@ def cmd_molecule(args):
 
 
 def cmd_wheelhouse(_args):
-    """Build the lab's wheelhouses under .lab/repo/wheels/<key>/ (latest, alternate, sglang, router; each only when its recipe
-    changed) and the stand-in of vLLM's ROCm wheel index (wheels/vllm-index/)."""
+    """Build the lab's wheelhouses under .lab/repo/wheels/ (latest, alternate, sglang, router, vllm-index; each when its recipe changed)."""
     wheelhouse.build_index(wheelhouse.build())
     wheelhouse.build_engine()
     wheelhouse.build_pinned()
