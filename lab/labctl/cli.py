@@ -102,7 +102,9 @@ def _artifacts():
     # the stand-in sources with the pinned build tools.
     model.build()
     wheelhouse.build_engine()
-    # The mirror scenario mirrors the engine's and the router's wheelhouses.
+    # The mirror scenario mirrors the engine's and the router's wheelhouses, and installs the engine from the stand-in of
+    # vLLM's ROCm wheel index (engine_source wheels).
+    wheelhouse.build_index()
     wheelhouse.build_pinned()
     buildstage.buildtools()
     buildstage.sources()
@@ -154,8 +156,8 @@ def cmd_molecule(args):
 
 
 def cmd_wheelhouse(_args):
-    """Build the lab's wheelhouses under .lab/repo/wheels/<key>/ (latest, alternate, sglang, router; each only when its recipe changed)."""
-    wheelhouse.build()
+    """Build the lab's wheelhouses under .lab/repo/wheels/ (latest, alternate, sglang, router, vllm-index; each when its recipe changed)."""
+    wheelhouse.build_index(wheelhouse.build())
     wheelhouse.build_engine()
     wheelhouse.build_pinned()
 

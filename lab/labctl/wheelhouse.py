@@ -208,7 +208,8 @@ def prune_wheelhouses(root, keep):
     alternate) names; drop stale temporary builds."""
     complete = {}
     for path in glob.glob(os.path.join(root, '*')):
-        if os.path.islink(path) or not os.path.isdir(path):
+        # The stand-in index (build_index) is no wheelhouse: it is rebuilt whole from the first one.
+        if os.path.islink(path) or not os.path.isdir(path) or os.path.basename(path) == INDEX_NAME:
             continue
         marker = os.path.join(path, 'wheelhouse.json')
         if os.path.exists(marker):
@@ -627,3 +628,89 @@ def build_pinned(recipe_path=ROUTER_RECIPE, root=None, scratch=LAB, download=dow
         publish_named(root, recipe, key, '    %d wheels, %s, in %.0f s -> %s (%s)' % (
             len(wheels), human(total), time.time() - start, final, recipe['name']))
         return final
+
+
+# ---------------------------------------------------------------------------------------------
+# The stand-in of vLLM's ROCm wheel index: the first wheelhouse's wheels under vLLM's layout
+
+# Served at <repository>/wheels/vllm-index/, standing in for https://wheels.vllm.ai/. The layout is the one vLLM
+# 0.32.0's .buildkite/scripts/upload-rocm-wheels.sh and generate-nightly-index.py publish, and its installation docs
+# (docs/getting_started/installation/gpu.rocm.inc.md) give pip as --extra-index-url https://wheels.vllm.ai/rocm/<version>/<variant>:
+#   rocm/<commit>/<wheel files>                       every wheel of one build
+#   rocm/<commit>/index.html, rocm/<version>/index.html        the variants ("cpu/" here, "rocm723/" there)
+#   rocm/<dir>/<variant>/index.html                   the projects (a PEP 503 root)
+#   rocm/<dir>/<variant>/<project>/index.html         links ../../../<commit>/<file>, "+" written %2B, no hash fragment
+# Two deviations, both named in roles/engine/README.md: the project directories are PEP 503-normalised (vLLM's carry the
+# name as the wheel file writes it, flash_attn/, which pip does not ask for), and rocm/<version>/<variant>/ holds the
+# lock the engine role installs (vLLM publishes none).
+INDEX_NAME = 'vllm-index'
+INDEX_LOCK = 'requirements.lock'
+INDEX_PAGE = '<!DOCTYPE html>\n<html>\n  <meta name="pypi:repository-version" content="1.0">\n  <body>\n%s\n  </body>\n</html>\n'
+
+
+def _anchors(hrefs):
+    return '\n'.join('    <a href="%s">%s</a><br/>' % (href, text) for href, text in hrefs)
+
+
+def index_pages(wheels, commit, version, variant):
+    """The stand-in index's pages and lock: {relative path: text}. ``wheels`` as describe_wheels gives them."""
+    from urllib.parse import quote
+    projects = sorted(set(wheel['name'] for wheel in wheels))
+    pages = {}
+    for directory in (commit, version):
+        base = 'rocm/%s' % directory
+        pages['%s/index.html' % base] = INDEX_PAGE % _anchors([('%s/' % variant, '%s/' % variant)])
+        pages['%s/%s/index.html' % (base, variant)] = INDEX_PAGE % _anchors([('%s/' % name, '%s/' % name) for name in projects])
+        for name in projects:
+            files = sorted(wheel['file'] for wheel in wheels if wheel['name'] == name)
+            pages['%s/%s/%s/index.html' % (base, variant, name)] = INDEX_PAGE % _anchors(
+                [(quote('../../../%s/%s' % (commit, filename), safe=':%/'), filename) for filename in files])
+    pages['rocm/%s/%s/%s' % (version, variant, INDEX_LOCK)] = '\n'.join(
+        ['# Lock of the llmfleet lab stand-in of vLLM\'s ROCm wheel index (rocm/%s/%s/, build %s): every wheel pinned with'
+         ' its sha256.' % (version, variant, commit),
+         '# pip install --no-deps --require-hashes --only-binary :all: --index-url <this directory> -r %s' % INDEX_LOCK]
+        + lock_lines(wheels)) + '\n'
+    return pages
+
+
+def build_index(first_dir=None, root=None):
+    """Lay the first wheelhouse out as vLLM's ROCm wheel index under wheels/vllm-index/ (hard links, pages written when
+    they changed); return its directory. Its version and variant come from the metadata-only vllm wheel."""
+    first_dir = first_dir or wheelhouse_dir()
+    if not first_dir:
+        raise LabError('the stand-in index needs the engine wheelhouse first (labctl wheelhouse)')
+    root = root or wheels_root()
+    with open(os.path.join(first_dir, 'wheelhouse.json')) as handle:
+        info = json.load(handle)
+    wheels = info['wheels']
+    vllm = [wheel for wheel in wheels if wheel['name'] == 'vllm']
+    if len(vllm) != 1 or '+' not in vllm[0]['version']:
+        raise LabError('the wheelhouse %s has no vllm wheel with a local label (such as 0.32.0+cpu)' % first_dir)
+    version, variant = vllm[0]['version'].split('+', 1)
+    commit = 'lab-%s' % info['key']
+    final = os.path.join(root, INDEX_NAME)
+    pages = index_pages(wheels, commit, version, variant)
+    lock = os.path.join(final, 'rocm', version, variant, INDEX_LOCK)
+    with step('stand-in of vLLM\'s ROCm wheel index: wheels/%s/rocm/%s/%s/ (build %s)' % (INDEX_NAME, version, variant, commit)):
+        if os.path.isdir(os.path.join(final, 'rocm', commit)) and os.path.exists(lock):
+            with open(lock) as handle:
+                if handle.read() == pages['rocm/%s/%s/%s' % (version, variant, INDEX_LOCK)]:
+                    say('    exists (wheelhouse unchanged)')
+                    return final
+        # Built beside it and swapped in whole: no page of one build links the files of another.
+        work = tempfile.mkdtemp(prefix='.%s-' % INDEX_NAME, dir=root)
+        os.chmod(work, 0o755)
+        files = os.path.join(work, 'rocm', commit)
+        os.makedirs(files)
+        for wheel in wheels:
+            link_or_copy(os.path.join(first_dir, wheel['file']), os.path.join(files, wheel['file']))
+        for relative, text in sorted(pages.items()):
+            path = os.path.join(work, relative)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            write_file(path, text)
+        if os.path.exists(final):
+            shutil.rmtree(final)
+        os.rename(work, final)
+        say('    %d wheels, %d projects: %s/rocm/%s/%s/ with %s' % (
+            len(wheels), len(set(w['name'] for w in wheels)), final, version, variant, INDEX_LOCK))
+    return final

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the engine role (``engine_input_problems``), the lock's pins included."""
+"""Input checks of the engine role (``engine_input_problems``), the lock's pins included, and the warnings of the
+prebuilt path (``engine_wheels_warnings``)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,6 +10,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import lock_entries, lock_problems, rocm_label_warnings
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
     RuleSet, as_int, is_absolute_path, is_http_url, mirror_only_rule, show, supported_system_rule)
 
@@ -16,6 +18,11 @@ _VERSION_RE = re.compile(r'^[0-9][0-9A-Za-z.+_-]*\Z')
 _MODEL_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
 _CHECKSUM_RE = re.compile(r'^[a-z0-9]+:.+')
 _DIRS = (('engine_base_dir', '/opt/llmfleet/engines'), ('engine_models_dir', '/var/lib/llmfleet/models'))
+_SOURCES = ('build', 'wheels')
+# How a lock for the prebuilt path is made (README, "The prebuilt path").
+_LOCK_HOWTO = ('uv pip compile --generate-hashes --python-version 3.12 --python-platform x86_64-manylinux_2_35'
+               ' --index-strategy unsafe-best-match --extra-index-url https://wheels.vllm.ai/rocm/<version>/<variant>/'
+               ' requirements.in')
 
 
 def lock_pins(text):
@@ -54,7 +61,20 @@ def _lock_read(lock):
 
 RULES = RuleSet('engine')
 supported_system_rule(RULES)
-mirror_only_rule(RULES, ['engine_wheelhouse_url', 'engine_requirements_file', 'engine_model_source', 'engine_model_checksum'])
+mirror_only_rule(RULES, ['engine_wheelhouse_url', 'engine_wheels_index_urls', 'engine_requirements_file', 'engine_model_source',
+                         'engine_model_checksum'])
+
+
+def _wheels(values):
+    return values.get('engine_source') == 'wheels'
+
+
+@RULES.rule('engine-source')
+def _source(values, ctx):
+    if values.get('engine_source') not in _SOURCES:
+        return ('engine_source %s is neither build (the wheelhouse of the build stage, engine_wheelhouse_url) nor wheels'
+                ' (published wheels from an index, engine_wheels_index_urls, with a hashed lock).' % show(values.get('engine_source')))
+    return None
 
 
 @RULES.rule('engine-version-format')
@@ -67,9 +87,32 @@ def _version(values, ctx):
 
 @RULES.rule('engine-wheelhouse-url')
 def _wheelhouse(values, ctx):
-    if not is_http_url(values['engine_wheelhouse_url']):
+    if values.get('engine_source') == 'build' and not is_http_url(values['engine_wheelhouse_url']):
         return ('engine_wheelhouse_url %s is not an http(s) URL: set it to the wheelhouse the build stage publishes'
                 ' (the lab: http://llmfleet-lab-repo:8080/wheels/latest/).' % show(values['engine_wheelhouse_url']))
+    return None
+
+
+@RULES.rule('engine-wheels-index-urls')
+def _index_urls(values, ctx):
+    if not _wheels(values):
+        return None
+    urls = values.get('engine_wheels_index_urls')
+    if not isinstance(urls, list) or not urls or not all(is_http_url(url) for url in urls):
+        return ('engine_source is wheels and engine_wheels_index_urls is %s: give the http(s) URLs of the indexes pip'
+                ' takes the locked files from, such as [https://wheels.vllm.ai/rocm/<version>/<variant>/,'
+                ' https://pypi.org/simple/], or the fleet\'s mirror (llmfleet_mirror_url, its wheels/engine-index/).'
+                % show(urls))
+    return None
+
+
+@RULES.rule('engine-wheels-lock-required')
+def _wheels_lock(values, ctx):
+    if _wheels(values) and not values['engine_requirements_file']:
+        return ('engine_source is wheels and engine_requirements_file is empty: the prebuilt path installs a lock, every'
+                ' file pinned by its sha256 (the collection ships none for real releases). Make one, for example %s'
+                ' (requirements.in: vllm==<version>+rocm<digits>), put it beside the index or on the mirror, and name'
+                ' it in engine_requirements_file.' % _LOCK_HOWTO)
     return None
 
 
@@ -169,6 +212,19 @@ def _lock_unpinned(values, ctx):
     return None
 
 
+@RULES.rule('engine-wheels-lock-hashes')
+def _wheels_lock_hashes(values, ctx):
+    url = _lock_url(ctx)
+    text = _lock_read(ctx.get('lock'))[0] if url and _wheels(values) else None
+    if text is None:
+        return None
+    problems = lock_problems(text)
+    if problems:
+        return ('%s cannot be installed with --no-deps --require-hashes (engine_source: wheels): %s. Every line must be'
+                ' <name>==<version> --hash=sha256:<hex>, as uv pip compile --generate-hashes writes it.' % (url, '; '.join(problems)))
+    return None
+
+
 def engine_input_problems(values, platform, model_kind='none', model_source_is_directory=False, lock_url='', lock=None):
     """The engine role's variables and its lock -> a list of messages (empty when they are fine).
 
@@ -182,6 +238,13 @@ def engine_input_problems(values, platform, model_kind='none', model_source_is_d
     })
 
 
+def engine_wheels_warnings(lock, rocm_version=''):
+    """What the prebuilt path warns about (nothing stops): vLLM wheels whose +rocm label is another ROCm release than the
+    node's. ``lock``: the lock's text or the result of reading it; ``rocm_version``: the node's ROCm ("" when unknown)."""
+    text = _lock_read(lock)[0]
+    return rocm_label_warnings(lock_entries(text), rocm_version) if text is not None else []
+
+
 class FilterModule(object):
     def filters(self):
-        return {'engine_input_problems': engine_input_problems}
+        return {'engine_input_problems': engine_input_problems, 'engine_wheels_warnings': engine_wheels_warnings}

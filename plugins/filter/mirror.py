@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The mirror role's plan (``mirror_plan``) and the reading of a wheelhouse's SHA256SUMS (``mirror_sums``).
+"""The mirror role's plan (``mirror_plan``), the reading of a wheelhouse's SHA256SUMS (``mirror_sums``) and the files of
+a package index a lock pins (``mirror_index_pages``, ``mirror_index_files``).
 
 The plan says what one snapshot holds: AMD's apt repositories for exactly the releases and suites the fleet uses
 (each with the debmirror command that copies it verbatim), the keys the nodes trust, the wheelhouses and the
@@ -22,6 +23,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.six.moves.urllib.parse import urlsplit
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_repositories import graphics_wanted, repository_path
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import index_files, index_pages, lock_entries, lock_problems
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import show
 
 # Where AMD's repositories sit in a snapshot: <mirror URL>/amd/ is what the nodes take as their rocm_repo_base_url.
@@ -46,6 +48,12 @@ def _repository(name, path, url, suites, components, architectures, keyring):
     return {'name': name, 'path': path, 'url': _strip(url), 'suites': sorted(set(suites)),
             'components': list(components), 'architectures': list(architectures),
             'debmirror': _debmirror_argv(_strip(url), sorted(set(suites)), components, architectures, keyring)}
+
+
+def _lock_file(url):
+    """The lock's file name as the mirror serves it beside the index (the engine role's engine_requirements_file)."""
+    name = urlsplit(url).path.rstrip('/').rsplit('/', 1)[-1]
+    return name if name and name not in ('.', '..') else 'requirements.lock'
 
 
 def mirror_fleet(hosts, hostvars, platforms, defaults, monitoring=False):
@@ -112,11 +120,16 @@ def mirror_plan(values, fleet, keyring):
         'wheelhouses': [{'name': item['name'], 'url': _strip(item['url']) + '/', 'path': 'wheels/%s' % item['name'],
                          'files': list(item.get('files') or [])}
                         for item in values['mirror_wheelhouses']],
+        'wheel_indexes': [{'name': item['name'], 'index_urls': [_strip(url) + '/' for url in item['index_urls']],
+                           'lock': item['lock'], 'lock_file': _lock_file(item['lock']), 'path': 'wheels/%s' % item['name']}
+                          for item in values.get('mirror_wheel_indexes') or []],
         'models': [{'name': item['name'], 'url': item['url'], 'checksum': item['checksum'],
                     'path': 'models/%s' % item['name']}
                    for item in values['mirror_models']],
     }
-    request = {'plan': plan, 'refresh': values.get('mirror_refresh_id') or ''}
+    # A plan without wheel indexes keeps the id it had before they could be asked for (no new snapshot on an upgrade).
+    request = {'plan': dict((key, value) for key, value in plan.items() if value or key != 'wheel_indexes'),
+               'refresh': values.get('mirror_refresh_id') or ''}
     plan['id'] = hashlib.sha256(json.dumps(request, sort_keys=True).encode('utf-8')).hexdigest()[:16]
     return plan
 
@@ -152,6 +165,48 @@ def mirror_wheels(results):
     return wheels
 
 
+def _slurped_lock(result):
+    """(index entry, lock entries) from one slurp result of the plan's wheel indexes; a lock the nodes could not install
+    as it is stops the sync."""
+    index = result['item']
+    text = base64.b64decode(result['content']).decode('utf-8', 'replace')
+    problems = lock_problems(text)
+    if problems:
+        raise AnsibleFilterError('mirror_wheel_indexes %s: the lock %s cannot be installed with --no-deps --require-hashes: %s.'
+                                 ' Nothing is served from this snapshot.' % (index['name'], index['lock'], '; '.join(problems)))
+    return index, lock_entries(text)
+
+
+def mirror_index_pages(locks):
+    """The project pages to read for each wheel index of the plan, from its slurped lock (a loop's results, ``item`` the
+    index): a list of {index_name, url, index, name}."""
+    pages = []
+    for result in locks or []:
+        index, entries = _slurped_lock(result)
+        pages.extend(dict(page, index_name=index['name']) for page in index_pages(entries, index['index_urls']))
+    return pages
+
+
+def mirror_index_files(pages, locks):
+    """The files to fetch into each wheel index of the snapshot: a list of {url, path, sha256}, path being
+    wheels/<name>/<project>/<file> (a PEP 503 index as nginx lists directories). ``pages``: the results of reading
+    mirror_index_pages (a uri loop, status and content); ``locks``: the slurped locks. A file the lock pins that no
+    index gives, or gives ambiguously, stops the sync with every such file named."""
+    found, problems = [], []
+    for result in locks or []:
+        index, entries = _slurped_lock(result)
+        read = [dict(page['item'], status=page.get('status'), content=page.get('content'))
+                for page in pages or [] if page.get('item', {}).get('index_name') == index['name']]
+        files, missing = index_files(entries, read)
+        problems.extend('%s: %s' % (index['name'], problem) for problem in missing)
+        found.extend({'url': item['url'], 'path': '%s/%s/%s' % (index['path'], item['name'], item['file']),
+                      'sha256': item['sha256']} for item in files)
+    if problems:
+        raise AnsibleFilterError('The mirror cannot take every file of the locks from their indexes: %s. Nothing is served'
+                                 ' from this snapshot.' % '; '.join(problems))
+    return found
+
+
 def mirror_manifest_repositories(results):
     """The repositories as the check found them (apt_mirror_verify's results in a loop) for the manifest."""
     return [{'name': result['item']['name'], 'path': result['item']['path'], 'url': result['item']['url'],
@@ -162,4 +217,5 @@ def mirror_manifest_repositories(results):
 class FilterModule(object):
     def filters(self):
         return {'mirror_fleet': mirror_fleet, 'mirror_plan': mirror_plan, 'mirror_sums': mirror_sums, 'mirror_wheels': mirror_wheels,
-                'mirror_manifest_repositories': mirror_manifest_repositories}
+                'mirror_manifest_repositories': mirror_manifest_repositories, 'mirror_index_pages': mirror_index_pages,
+                'mirror_index_files': mirror_index_files}

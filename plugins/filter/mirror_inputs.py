@@ -80,9 +80,10 @@ def _fleet(values, ctx):
 
 @RULES.rule('mirror-nothing')
 def _nothing(values, ctx):
-    if not (ctx.get('fleet') or values['mirror_apt_repositories'] or values['mirror_wheelhouses'] or values['mirror_models']):
+    if not (ctx.get('fleet') or values['mirror_apt_repositories'] or values['mirror_wheelhouses'] or values['mirror_models']
+            or values.get('mirror_wheel_indexes')):
         return ('The mirror has nothing to hold: the groups gpu_nodes and builders have no host, and'
-                ' mirror_apt_repositories, mirror_wheelhouses and mirror_models are empty.')
+                ' mirror_apt_repositories, mirror_wheelhouses, mirror_wheel_indexes and mirror_models are empty.')
     return None
 
 
@@ -137,6 +138,27 @@ def _wheelhouses(values, ctx):
         if not isinstance(files, list) or not all(isinstance(f, str) and _NAME_RE.match(f) for f in files):
             found.append('mirror_wheelhouses %s: files %s must list file names in the wheelhouse, such as'
                          ' requirements.txt.' % (item['name'], show(files)))
+    return found
+
+
+@RULES.rule('mirror-wheel-indexes')
+def _wheel_indexes(values, ctx):
+    found, good = _entries(values, 'mirror_wheel_indexes', ('name', 'index_urls', 'lock'))
+    names = [item['name'] for item in values['mirror_wheelhouses'] if isinstance(item, dict)] if isinstance(
+        values['mirror_wheelhouses'], list) else []
+    for item in good:
+        urls = item['index_urls']
+        if not isinstance(urls, list) or not all(is_http_url(url) for url in urls):
+            found.append('mirror_wheel_indexes %s: index_urls %s must list the http(s) URLs of package indexes (PEP 503),'
+                         ' such as [https://wheels.vllm.ai/rocm/<version>/<variant>/, https://pypi.org/simple/].'
+                         % (item['name'], show(urls)))
+        if not is_http_url(item['lock']):
+            found.append('mirror_wheel_indexes %s: lock %s must be the http(s) URL of the lock (every line'
+                         ' <name>==<version> --hash=sha256:<hex>): the mirror fetches exactly the files it pins.'
+                         % (item['name'], show(item['lock'])))
+        if item['name'] in names:
+            found.append('mirror_wheel_indexes %s: mirror_wheelhouses has an entry of that name too; both are served under'
+                         ' wheels/<name>/: give one another name.' % item['name'])
     return found
 
 

@@ -98,11 +98,12 @@ def mirror_only_rule(ruleset, names):
         found = []
         for name in names:
             value = values.get(name)
-            url = value[7:] if isinstance(value, str) and value.startswith('sha256:') else value
-            if is_http_url(url) and url != mirror and not url.startswith(mirror + '/'):
-                found.append('%s %s is not on the fleet\'s mirror %s (llmfleet_mirror_url): the nodes reach nothing else.'
-                             ' Mirror it (playbooks/mirror.yml) and give its URL there, or leave %s to its default.'
-                             % (name, show(value), show(mirror), name))
+            for item in (value if isinstance(value, list) else [value]):
+                url = item[7:] if isinstance(item, str) and item.startswith('sha256:') else item
+                if is_http_url(url) and url != mirror and not url.startswith(mirror + '/'):
+                    found.append('%s %s is not on the fleet\'s mirror %s (llmfleet_mirror_url): the nodes reach nothing else.'
+                                 ' Mirror it (playbooks/mirror.yml) and give its URL there, or leave %s to its default.'
+                                 % (name, show(item), show(mirror), name))
         return found
     return _outside
 

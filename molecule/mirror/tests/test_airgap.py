@@ -64,6 +64,19 @@ def test_the_node_installed_rocm_from_the_mirror_and_serves():
     assert host.socket('tcp://10.89.78.201:8000').is_listening
 
 
+def test_the_node_installed_the_engine_from_the_mirrors_index():
+    host = testinfra.get_host('podman://llmfleet-molecule-mirror-node')
+    venv = host.file('/opt/llmfleet/engines/current').linked_to
+    marker = host.file(venv + '/.llmfleet-engine').content_string
+    data = json.loads(marker.split('\n', 1)[1])
+    # The prebuilt path: the lock's hash names what the venv holds, not the URL it came from.
+    assert data['source'] == 'wheels' and data['requirements'] == '' and len(data['requirements_sha256']) == 64
+    digest = host.check_output('curl -sS %s/wheels/engine-index/requirements.lock | sha256sum' % MIRROR).split()[0]
+    assert data['requirements_sha256'] == digest
+    assert venv == '/opt/llmfleet/engines/vllm-0.32.0-' + digest[:12]
+    assert host.check_output(venv + '/bin/python -c "import importlib.metadata as m; print(m.version(\'vllm\'))"') == '0.32.0+cpu'
+
+
 def test_a_completion_through_the_gateway():
     host = testinfra.get_host('podman://llmfleet-molecule-mirror-gateway')
     body = json.dumps({'model': 'tiny-llama', 'prompt': 'The mirror', 'max_tokens': 4})

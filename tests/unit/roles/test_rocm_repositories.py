@@ -153,9 +153,9 @@ def _stanza(uri, suite):
                          ids=['ubuntu-22.04', 'ubuntu-24.04', 'debian-12'])
 def test_every_system_gets_amd_s_three_repositories_with_its_suite_and_one_key(platform_key, suite):
     assert rendered_sources(platform_key) == {
-        'rocm': _stanza(AMD + '/rocm/apt/7.1.1', suite),
-        'amdgraphics': _stanza(AMD + '/graphics/7.1.1/ubuntu', suite),
-        'amdgpu': _stanza(AMD + '/amdgpu/30.20.1/ubuntu', suite),
+        'rocm': _stanza(AMD + '/rocm/apt/7.2.3', suite),
+        'amdgraphics': _stanza(AMD + '/graphics/7.2.3/ubuntu', suite),
+        'amdgpu': _stanza(AMD + '/amdgpu/30.30.3/ubuntu', suite),
     }
 
 
@@ -171,5 +171,5 @@ def test_the_role_s_choices(changes, names):
 
 def test_a_mirror_s_base_url_moves_every_source():
     sources = rendered_sources('Ubuntu-22', {'llmfleet_mirror_url': 'http://mirror-1:8080/'})
-    assert 'URIs: http://mirror-1:8080/amd/graphics/7.1.1/ubuntu\n' in sources['amdgraphics']
+    assert 'URIs: http://mirror-1:8080/amd/graphics/7.2.3/ubuntu\n' in sources['amdgraphics']
     assert 'Signed-By: http://mirror-1:8080/amd/rocm/rocm.gpg.key' in sources['amdgraphics']

