@@ -53,4 +53,3 @@ def test_each_scenario_installs_a_release_of_the_lab(scenario):
 def test_the_sandbox_names_a_release_of_the_lab():
     release, amdgpu = _pair(_yaml('inventories', 'sandbox', 'group_vars', 'all.yml'))
     assert release in LAB and amdgpu == LAB[release], (release, amdgpu)
-

@@ -109,7 +109,7 @@ CASES = [
     Case('upgrade', {'rocm_version': '7.1.1'}, 'rocm-downgrade', {'packages': _packages('7.0.2.70002-56~24.04')}, absent=True),
     Case('upgrade-refused', {'rocm_version': '7.2.3'}, 'rocm-upgrade', {'packages': _packages('7.1.1.70101-38~24.04')},
          contains=['ROCm 7.1.1 is installed and rocm_version asks for "7.2.3"', 'Set rocm_allow_upgrade=true for this run',
-          'set rocm_version to 7.1.1 to keep it']),
+                   'set rocm_version to 7.1.1 to keep it']),
     Case('upgrade-allowed', {'rocm_version': '7.2.3', 'rocm_allow_upgrade': True}, 'rocm-upgrade',
          {'packages': _packages('7.1.1.70101-38~24.04')}, absent=True),
     Case('upgrade-not-installed', {'rocm_version': '7.2.3'}, 'rocm-upgrade', {'packages': _packages()}, absent=True),
@@ -146,4 +146,3 @@ def test_the_default_driver_is_the_one_amd_pairs_with_the_default_release():
     assert defaults['rocm_amdgpu_version'].rsplit('.', 1)[0] == AMDGPU_SERIES[series]
     assert (defaults['rocm_version'], defaults['rocm_amdgpu_version']) == ('7.2.3', '30.30.3')
     assert rocm_version_code(defaults['rocm_version']) == '70203'
-
