@@ -22,17 +22,18 @@ import subprocess
 import threading
 import time
 
-# Seconds of each scenario in a full `molecule test --all` on 2 cores, one lane (rounded).
+# Seconds of each scenario in a full `molecule test --all` on 2 cores in two lanes, from make test's lane logs (each
+# scenario's first destroy to its last; docs/measurements.md, "make test").
 WEIGHTS = {
-    'build': 600,
-    'engine': 330,
-    'gateway': 650,
-    'lab': 140,
-    'mirror': 1110,
-    'node_options': 265,
-    'preflight': 175,
-    'rocm': 420,
-    'workers': 1150,
+    'build': 485,
+    'engine': 195,
+    'gateway': 325,
+    'lab': 65,
+    'mirror': 2865,
+    'node_options': 120,
+    'preflight': 120,
+    'rocm': 285,
+    'workers': 865,
 }
 
 # Molecule's own step lines ("INFO     gateway ➜ converge: Executing"; its closing report repeats them without
