@@ -10,23 +10,14 @@ __metaclass__ = type
 
 import copy
 import os
-import sys
 
 import pytest
 import yaml
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
-from ansible.utils.collection_loader import AnsibleCollectionConfig
-from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
-# The collection's filters by their FQCN in the role's vars: Ansible's collection loader (as test_hostile_templates.py
-# installs it).
-if AnsibleCollectionConfig.collection_finder is None:
-    for _name in [name for name in sys.modules if name == 'ansible_collections' or name.startswith('ansible_collections.')]:
-        del sys.modules[_name]
-    _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
+from role_files import ROOT, load_yaml as _load, trusted as _trusted  # the collection loader is installed by role_files
 
 from ansible_collections.llmfleet.rocm.plugins.filter.build import build_plan  # noqa: E402
 
@@ -36,21 +27,6 @@ LAB = 'http://llmfleet-lab-repo:8080/sources/'
 LAB_VARS = {'engine_build_pytorch_repo': LAB + 'pytorch.git', 'engine_build_pytorch_ref': 'main',
             'engine_build_triton_repo': LAB + 'triton.git', 'engine_build_triton_ref': 'main',
             'engine_build_vllm_repo': LAB + 'vllm.git', 'engine_build_vllm_ref': 'main'}
-
-
-def _load(path):
-    with open(os.path.join(ROOT, path)) as handle:
-        return yaml.safe_load(handle) or {}
-
-
-def _trusted(value):
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return dict((key, _trusted(item)) for key, item in value.items())
-    if isinstance(value, list):
-        return [_trusted(item) for item in value]
-    return value
 
 
 def _value(expression, overrides=None, variables_file='roles/engine_build/vars/main.yml'):

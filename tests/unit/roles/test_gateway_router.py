@@ -13,23 +13,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
-import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
-from ansible.utils.collection_loader import AnsibleCollectionConfig
-from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
-# The collection's filters by their FQCN in the templates (as in test_hostile_templates.py).
-if AnsibleCollectionConfig.collection_finder is None:
-    for _name in [name for name in sys.modules if name == 'ansible_collections' or name.startswith('ansible_collections.')]:
-        del sys.modules[_name]
-    _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
+from role_files import ROOT, load_yaml as _load, trusted as _trusted  # the collection loader is installed by role_files
 
 from ansible_collections.llmfleet.rocm.plugins.filter.gateway_router import (  # noqa: E402
     gateway_router_sync, gateway_router_urls, gateway_router_workers)
@@ -134,21 +125,6 @@ def test_a_drain_and_back_is_one_remove_then_one_add():
 # --------------------------------------------------------------------------------------------------
 # The files
 # --------------------------------------------------------------------------------------------------
-
-def _load(path):
-    with open(os.path.join(ROOT, path)) as handle:
-        return yaml.safe_load(handle) or {}
-
-
-def _trusted(value):
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return dict((key, _trusted(item)) for key, item in value.items())
-    if isinstance(value, list):
-        return [_trusted(item) for item in value]
-    return value
-
 
 def _templar(overrides):
     variables = {'ansible_managed': 'Ansible managed', 'groups': {}, 'hostvars': {}}

@@ -19,7 +19,6 @@ __metaclass__ = type
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 import yaml
@@ -27,18 +26,8 @@ import yaml
 from ansible.errors import AnsibleError
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
-from ansible.utils.collection_loader import AnsibleCollectionConfig
-from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
-# The collection's filters by their FQCN in the templates: Ansible's collection loader, installed before the
-# collection's modules are imported (the plugin loader then finds the same modules).
-# Modules other tests imported as plain packages are set aside first (their tests keep what they hold), or the
-# plugin loader finds no filter of theirs.
-if AnsibleCollectionConfig.collection_finder is None:
-    for _name in [name for name in sys.modules if name == 'ansible_collections' or name.startswith('ansible_collections.')]:
-        del sys.modules[_name]
-    _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
+from role_files import ROOT, load_yaml as _load, trusted as _trusted  # the collection loader is installed by role_files
 
 from ansible_collections.llmfleet.rocm.plugins.filter.rdma_inputs import rdma_input_problems  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_split, systemd_unit_read  # noqa: E402
@@ -67,22 +56,6 @@ INJECTIONS = [
     ('workers_model_path', '/models/m\nExecStartPre=+/usr/bin/id'),
     ('workers_served_model_name', 'm\rUser=root'),
 ]
-
-
-def _load(path):
-    with open(os.path.join(ROOT, path)) as handle:
-        return yaml.safe_load(handle) or {}
-
-
-def _trusted(value):
-    """The role's own files are templates (a run trusts them); the hostile values given on top stay data."""
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return dict((key, _trusted(item)) for key, item in value.items())
-    if isinstance(value, list):
-        return [_trusted(item) for item in value]
-    return value
 
 
 def _templar(role, overrides):

@@ -18,22 +18,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import sys
 
 import pytest
 import yaml
 
 from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
-from ansible.utils.collection_loader import AnsibleCollectionConfig
-from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+from ansible.template import Templar
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
-# The collection's filters by their FQCN in the role's vars (as in test_hostile_templates.py).
-if AnsibleCollectionConfig.collection_finder is None:
-    for _name in [name for name in sys.modules if name == 'ansible_collections' or name.startswith('ansible_collections.')]:
-        del sys.modules[_name]
-    _AnsibleCollectionFinder(paths=[os.path.join(ROOT, '.collections')])._install()
+from role_files import ROOT, trusted as _trusted  # the collection loader is installed by role_files
 
 from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_repositories  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_repositories import (  # noqa: E402
@@ -103,17 +95,6 @@ def test_a_mirror_keeps_amd_s_paths():
 # --------------------------------------------------------------------------------------------------
 # What the role's deb822 task is given, per system
 # --------------------------------------------------------------------------------------------------
-
-def _trusted(value):
-    """The role's own text, trusted as templates the way Ansible trusts a role's files."""
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, list):
-        return [_trusted(item) for item in value]
-    if isinstance(value, dict):
-        return dict((key, _trusted(item)) for key, item in value.items())
-    return value
-
 
 def _role_variables(platform_key, changes=None):
     variables = _trusted(_yaml('roles', 'rocm', 'vars', 'main.yml'))
