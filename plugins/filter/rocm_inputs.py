@@ -140,32 +140,37 @@ def _missing(values, ctx):
             % (', '.join(item['uri'] for item in missing), suite, '; '.join(fixes)))
 
 
+def _release_change(values, ctx):
+    """(installed release, -1 | 0 | 1 for rocm_version older, the same, newer), or None before the node was read or
+    for a release that does not parse."""
+    installed = (ctx.get('packages') or {}).get('rocm-core')
+    have = _release_tuple(installed) if installed else None
+    want = _release_tuple(values['rocm_version'])
+    if have is None or want is None:
+        return None
+    return rocm_release(installed), (want > have) - (want < have)
+
+
 @RULES.rule('rocm-downgrade')
 def _downgrade(values, ctx):
-    installed = (ctx.get('packages') or {}).get('rocm-core')
-    if values['rocm_allow_downgrade'] or not installed:
-        return None
-    have, want = _release_tuple(installed), _release_tuple(values['rocm_version'])
-    if have is None or want is None or have <= want:
+    change = _release_change(values, ctx)
+    if values['rocm_allow_downgrade'] or change is None or change[1] >= 0:
         return None
     return ('ROCm %s is installed and rocm_version asks for the older %s. Set rocm_allow_downgrade=true to downgrade,'
-            ' or raise rocm_version.' % (rocm_release(installed), show(values['rocm_version'])))
+            ' or raise rocm_version.' % (change[0], show(values['rocm_version'])))
 
 
 @RULES.rule('rocm-upgrade')
 def _upgrade(values, ctx):
     # Until upgrades take the nodes out a few at a time, an installed ROCm changes only where the operator says so: a
     # new default of rocm_version must not restart and reboot every node of a run at once.
-    installed = (ctx.get('packages') or {}).get('rocm-core')
-    if values['rocm_allow_upgrade'] or not installed:
-        return None
-    have, want = _release_tuple(installed), _release_tuple(values['rocm_version'])
-    if have is None or want is None or have >= want:
+    change = _release_change(values, ctx)
+    if values['rocm_allow_upgrade'] or change is None or change[1] <= 0:
         return None
     return ('ROCm %s is installed and rocm_version asks for %s: the upgrade stops the node\'s workers and reboots it,'
             ' on every node of the run at once (llmfleet_serial). Set rocm_allow_upgrade=true for this run (with'
             ' llmfleet_serial limiting the nodes taken out together), or set rocm_version to %s to keep it.'
-            % (rocm_release(installed), show(values['rocm_version']), rocm_release(installed)))
+            % (change[0], show(values['rocm_version']), change[0]))
 
 
 def rocm_input_problems(values, platform, release_checks=None, packages=None):
