@@ -65,7 +65,7 @@ def cmd_down(_args):
 
 
 def cmd_stop(_args):
-    """Stop the running lab containers, keeping them (labctl up, make sandbox, starts them again)."""
+    """Stop the running lab hosts, keeping them (labctl up, make sandbox, starts them again)."""
     with step('stop: running lab containers'):
         hosts.stop_running()
 
@@ -122,6 +122,8 @@ def check_molecule_args(args):
         raise LabError('--lanes takes 1 or more, not %d' % args.lanes)
     if args.lanes > 1 and (args.molecule_args[:1] != ['test'] or '--all' not in args.molecule_args):
         raise LabError('--lanes runs "test --all" only, not "%s"' % ' '.join(args.molecule_args))
+    if args.with_sandbox and args.lanes < 2:
+        raise LabError('--with-sandbox runs the sandbox in a lane of its own: give --lanes 2 or more')
 
 
 def cmd_molecule(args):
@@ -140,9 +142,11 @@ def cmd_molecule(args):
     env['PATH'] = os.path.join(ROOT, '.venv', 'bin') + os.pathsep + env.get('PATH', '')
     if args.lanes > 1:
         rest = [arg for arg in molecule_args[1:] if arg != '--all']
-        shares = lanes.split(lanes.scenarios(os.path.join(ROOT, 'molecule')), args.lanes)
-        codes = lanes.run(lambda share: [molecule, 'test'] + [arg for name in share for arg in ('-s', name)] + rest,
-                          shares, env, ROOT, os.path.join(ROOT, '.cache', 'test-logs'), say)
+        names = lanes.scenarios(os.path.join(ROOT, 'molecule')) + ([lanes.SANDBOX] if args.with_sandbox else [])
+        labctl = os.path.join(ROOT, 'lab', 'bin', 'labctl')
+        codes = lanes.run(lambda share: lanes.lane_argv(share, [molecule, 'test'] + rest, [os.path.join(ROOT, 'tests', 'sandbox.sh')],
+                                                        [labctl, 'stop']),
+                          lanes.split(names, args.lanes), env, ROOT, os.path.join(ROOT, '.cache', 'test-logs'), say)
         rc = next((code for code in codes if code), 0)
     else:
         argv = [molecule] + molecule_args
@@ -214,6 +218,8 @@ def build_parser():
         if name == 'molecule':
             cmd.add_argument('--lanes', type=int, default=1, metavar='N',
                              help='run "test --all" as N molecule processes side by side (logs .cache/test-logs/molecule-lane-N.log)')
+            cmd.add_argument('--with-sandbox', action='store_true',
+                             help='with --lanes: run tests/sandbox.sh (make sandbox) as one more share, first in its lane')
             cmd.add_argument('molecule_args', nargs=argparse.REMAINDER)
         if name == 'fault':
             faults.add_arguments(cmd)

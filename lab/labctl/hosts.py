@@ -276,14 +276,17 @@ def lab_containers():
 
 
 def stop_running():
-    """Stop (SIGRTMIN+3 for systemd hosts) every running lab container and keep it: `labctl up` starts it again."""
+    """Stop (SIGRTMIN+3) every running lab host and keep it: `labctl up` starts it again.
+
+    The repository server and molecule's instances go on (a molecule lane may be using them).
+    """
     if shutil.which('podman') is None:
         say('    podman is not installed: no lab container runs')
         return
-    _rc, out = podman('ps', '--filter', 'label=%s' % LABEL, '--filter', 'status=running', '--format', '{{.Names}}', quiet=True)
+    _rc, out = podman('ps', '--filter', 'label=%s=host' % LABEL, '--filter', 'status=running', '--format', '{{.Names}}', quiet=True)
     names = out.split()
     if not names:
-        say('    no lab container runs')
+        say('    no lab host runs')
         return
     start = time.time()
     podman('stop', '-t', '30', *names)

@@ -6,7 +6,9 @@
 A scenario spends much of its time waiting on its instances (a vLLM server loading, a build, a reboot, a
 unit's start), with the controller's CPU idle. `labctl molecule --lanes N test --all` runs the scenarios in
 N molecule processes side by side, each one `molecule test -s A -s B ...` on its share; every scenario
-has its own containers and ephemeral directory and they all join the lab's one network. The shares are
+has its own containers and ephemeral directory and they all join the lab's one network. With `--with-sandbox` the
+README's main job, `tests/sandbox.sh` (`make sandbox`), is one more share: the lane that gets it runs it first, stops
+the sandbox's hosts (their engines would take the CPU from the scenarios) and goes on with its scenarios. The shares are
 balanced by how long each scenario took in a full run (WEIGHTS, seconds; an unknown scenario counts as
 the longest). Each lane's whole output goes to its log; the terminal gets each lane's step lines,
 prefixed with the lane, and the tail of a failed lane's log.
@@ -18,6 +20,7 @@ __metaclass__ = type
 
 import os
 import re
+import shlex
 import subprocess
 import threading
 import time
@@ -34,11 +37,15 @@ WEIGHTS = {
     'preflight': 120,
     'rocm': 285,
     'workers': 865,
+    # make sandbox with the lab's image present (hosts, site.yml, answers, closed, monitoring, validation, multi-node).
+    'sandbox': 1212,
 }
+SANDBOX = 'sandbox'
 
 # Molecule's own step lines ("INFO     gateway ➜ converge: Executing"; its closing report repeats them without
-# INFO) and its one-line summary, with or without colours.
-STEP_LINE = re.compile(r'^INFO\s+(?:(\w+) \u279c (\w+): (Executing|Executed: .*)|(Molecule executed .*))$')
+# INFO) and its one-line summary, with or without colours; the sandbox's steps ("==> run site.yml ...", "FAILED: ...").
+STEP_LINE = re.compile(r'^(?:INFO\s+(?:(\w+) \u279c (\w+): (Executing|Executed: .*)|(Molecule executed .*))'
+                       r'|(==> .*|FAILED: .*))$')
 ANSI = re.compile(r'\x1b\[[0-9;]*m')
 
 
@@ -75,7 +82,28 @@ def step_line(line):
     match = STEP_LINE.search(ANSI.sub('', line).rstrip())
     if not match:
         return None
+    if match.group(5):
+        return 'sandbox: ' + match.group(5)
     return match.group(4) or '%s %s: %s' % match.group(1, 2, 3)
+
+
+def lane_argv(share, molecule_argv, sandbox_argv, stop_argv):
+    """The command of one lane: molecule_argv followed by `-s NAME` per scenario of the share.
+
+    A share holding SANDBOX runs sandbox_argv first, then stop_argv (the sandbox's hosts stopped, whatever the
+    sandbox's result), then its scenarios; the lane fails if either failed (the sandbox's code first).
+    """
+    names = [name for name in share if name != SANDBOX]
+    scenarios_argv = molecule_argv + [arg for name in names for arg in ('-s', name)] if names else []
+    if SANDBOX not in share:
+        return scenarios_argv
+    scenarios = '%s; m=$?; ' % _shell(scenarios_argv) if scenarios_argv else ''
+    return ['bash', '-c', '%s; s=$?; %s; m=0; %sif [ "$s" -ne 0 ]; then exit "$s"; fi; exit "$m"'
+            % (_shell(sandbox_argv), _shell(stop_argv), scenarios)]
+
+
+def _shell(argv):
+    return ' '.join(shlex.quote(arg) for arg in argv)
 
 
 def _follow(proc, lane, log_path, say):

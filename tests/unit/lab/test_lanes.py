@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 def test_every_scenario_has_a_weight_and_lands_in_exactly_one_lane():
     names = lanes.scenarios(os.path.join(ROOT, 'molecule'))
     assert 'workers' in names and 'shared' not in names
-    assert sorted(lanes.WEIGHTS) == names
+    assert sorted(set(lanes.WEIGHTS) - {lanes.SANDBOX}) == names
     shares = lanes.split(names, 2)
     assert len(shares) == 2
     assert sorted(name for share in shares for name in share) == names
@@ -87,3 +87,37 @@ def test_the_command_line_refuses_lanes_for_anything_but_test_all():
     with pytest.raises(cli.LabError, match='--lanes takes 1 or more, not 0'):
         cli.check_molecule_args(cli.build_parser().parse_args(['molecule', '--lanes', '0', 'test', '--all']))
     cli.check_molecule_args(cli.build_parser().parse_args(['molecule', '--lanes', '2', 'test', '--all']))
+    with pytest.raises(cli.LabError, match='--with-sandbox runs the sandbox in a lane of its own'):
+        cli.check_molecule_args(cli.build_parser().parse_args(['molecule', '--with-sandbox', 'test', '--all']))
+    cli.check_molecule_args(cli.build_parser().parse_args(['molecule', '--lanes', '2', '--with-sandbox', 'test', '--all']))
+
+
+def test_the_sandbox_is_a_share_and_runs_first_in_its_lane_then_its_hosts_stop():
+    assert 'sandbox' in lanes.WEIGHTS
+    shares = lanes.split(lanes.scenarios(os.path.join(ROOT, 'molecule')) + [lanes.SANDBOX], 2)
+    assert sum(share.count(lanes.SANDBOX) for share in shares) == 1
+    argv = lanes.lane_argv(['workers', lanes.SANDBOX, 'lab'], ['molecule', 'test'], ['/x/sandbox.sh'], ['/x/labctl', 'stop'])
+    assert argv[:2] == ['bash', '-c']
+    assert argv[2].index('/x/sandbox.sh') < argv[2].index('/x/labctl stop') < argv[2].index('molecule test -s workers -s lab')
+    assert lanes.lane_argv(['lab'], ['molecule', 'test'], ['/x/sandbox.sh'], ['/x/labctl', 'stop']) == ['molecule', 'test', '-s', 'lab']
+
+
+@pytest.mark.parametrize('sandbox_rc,scenarios_rc,expected', [(0, 0, 0), (4, 0, 4), (0, 2, 2), (4, 2, 4)])
+def test_a_sandbox_lane_stops_the_hosts_whatever_happened_and_fails_if_either_failed(tmp_path, sandbox_rc, scenarios_rc, expected):
+    trail = tmp_path / 'trail'
+
+    def step(name, rc):
+        return [sys.executable, '-c', 'import sys; open(%r, "a").write(%r); sys.exit(%d)' % (str(trail), name + ' ', rc)]
+    argv = lanes.lane_argv([lanes.SANDBOX, 'lab'], step('scenarios', scenarios_rc),
+                           step('sandbox', sandbox_rc), step('stop', 0))
+    codes = lanes.run(lambda share: argv, [[lanes.SANDBOX, 'lab']], dict(os.environ), str(tmp_path), str(tmp_path / 'logs'), lambda text: None)
+    assert codes == [expected]
+    assert trail.read_text().split() == ['sandbox', 'stop', 'scenarios']
+
+
+@pytest.mark.parametrize('line,expected', [
+    ('==> run site.yml against inventories/sandbox\n', 'sandbox: ==> run site.yml against inventories/sandbox'),
+    ('FAILED: check that the fleet is closed (rc=2)\n', 'sandbox: FAILED: check that the fleet is closed (rc=2)'),
+])
+def test_the_sandboxs_step_lines(line, expected):
+    assert lanes.step_line(line) == expected
