@@ -21,7 +21,8 @@ CTX = {'platform': PLATFORM, 'fleet': [NODE]}
 WHEELHOUSE = {'name': 'engine', 'url': 'http://build.example/wheels/current/', 'files': ['requirements.txt']}
 INDEX = {'name': 'engine-index', 'index_urls': ['https://wheels.vllm.ai/rocm/0.32.0/rocm723/', 'https://pypi.org/simple/'],
          'lock': 'http://locks.example/vllm-0.32.0-rocm723.lock'}
-H1, H2 = '1' * 64, '2' * 64
+H1 = '1' * 64
+H2 = '2' * 64
 
 
 def locks(text, name='engine-index'):
