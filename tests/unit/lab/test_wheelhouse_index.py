@@ -2,7 +2,8 @@
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The lab's stand-in of vLLM's ROCm wheel index (labctl wheelhouse, build_index): vLLM's layout over the first
-wheelhouse's wheels, readable by the mirror role's page reader, and kept by the wheelhouse pruning."""
+wheelhouse's wheels, kept by the wheelhouse pruning. The mirror role's pip reads it in
+tests/unit/roles/test_mirror_index.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +13,6 @@ import json
 import os
 
 from labctl import wheelhouse
-from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import index_files, index_pages, lock_entries, lock_problems
 
 WHEELS = [
     {'file': 'vllm-0.32.0+cpu-py3-none-any.whl', 'name': 'vllm', 'version': '0.32.0+cpu', 'sha256': 'a' * 64},
@@ -30,22 +30,6 @@ def test_pages_have_vllms_layout():
     assert '<a href="../../../lab-0123456789ab/vllm-0.32.0%2Bcpu-py3-none-any.whl">vllm-0.32.0+cpu-py3-none-any.whl</a>' \
         in pages['rocm/0.32.0/cpu/vllm/index.html']
     assert '<a href="cpu/">cpu/</a>' in pages['rocm/0.32.0/index.html']
-
-
-def test_the_mirror_reads_the_stand_in_as_it_reads_vllms_index():
-    pages = wheelhouse.index_pages(WHEELS, 'lab-0123456789ab', '0.32.0', 'cpu')
-    lock = pages['rocm/0.32.0/cpu/requirements.lock']
-    assert lock_problems(lock) == []
-    base = 'http://llmfleet-lab-repo:8080/wheels/vllm-index/'
-    entries = lock_entries(lock)
-    wanted = index_pages(entries, [base + 'rocm/0.32.0/cpu/'])
-    read = [dict(page, status=200 if page['url'][len(base):] + 'index.html' in pages else 404,
-                 content=pages.get(page['url'][len(base):] + 'index.html', '')) for page in wanted]
-    files, problems = index_files(entries, read)
-    assert problems == []
-    assert [(item['url'], item['sha256']) for item in files] == [
-        (base + 'rocm/lab-0123456789ab/typing_extensions-4.15.0-py3-none-any.whl', 'b' * 64),
-        (base + 'rocm/lab-0123456789ab/vllm-0.32.0%2Bcpu-py3-none-any.whl', 'a' * 64)]
 
 
 def test_build_index_links_the_wheels_and_survives_pruning(tmp_path):

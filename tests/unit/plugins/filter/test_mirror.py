@@ -13,7 +13,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmfleet.rocm.plugins.filter.mirror import (
-    mirror_fleet, mirror_index_files, mirror_index_pages, mirror_manifest_repositories, mirror_plan, mirror_sums, mirror_wheels)
+    mirror_fleet, mirror_manifest_repositories, mirror_plan, mirror_sums, mirror_wheels)
 from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_repositories
 from input_rules import role_defaults
 
@@ -196,32 +196,9 @@ def test_manifest_repositories():
 
 # --- package indexes (mirror_wheel_indexes) ---
 
-def _slurped(text, name='engine-index', index_urls=('http://repo.example/wheels/vllm-index/rocm/0.32.0/cpu/',)):
-    item = {'name': name, 'index_urls': list(index_urls), 'lock': 'http://repo.example/x/requirements.lock',
-            'lock_file': 'requirements.lock', 'path': 'wheels/%s' % name}
-    return {'item': item, 'content': base64.b64encode(text.encode('utf-8')).decode('ascii')}
-
-
-def test_index_pages_and_files_for_the_lab_stand_in():
-    digest = 'c' * 64
-    locks = [_slurped('vllm==0.32.0+cpu --hash=sha256:%s\n' % digest)]
-    pages = mirror_index_pages(locks)
-    assert [page['url'] for page in pages] == ['http://repo.example/wheels/vllm-index/rocm/0.32.0/cpu/vllm/']
-    assert pages[0]['index_name'] == 'engine-index'
-    results = [{'item': pages[0], 'status': 200,
-                'content': '<a href="../../../abc/vllm-0.32.0%2Bcpu-py3-none-any.whl">vllm-0.32.0+cpu-py3-none-any.whl</a>'}]
-    assert mirror_index_files(results, locks) == [{
-        'url': 'http://repo.example/wheels/vllm-index/rocm/abc/vllm-0.32.0%2Bcpu-py3-none-any.whl',
-        'path': 'wheels/engine-index/vllm/vllm-0.32.0+cpu-py3-none-any.whl', 'sha256': digest}]
-
-
-def test_index_files_refuse_a_lock_without_hashes_and_a_missing_file():
-    with pytest.raises(AnsibleFilterError, match='engine-index: the lock .* cannot be installed .*has no --hash'):
-        mirror_index_pages([_slurped('vllm==0.32.0+cpu\n')])
-    locks = [_slurped('vllm==0.32.0+cpu --hash=sha256:%s\n' % ('c' * 64))]
-    results = [{'item': page, 'status': 404, 'content': ''} for page in mirror_index_pages(locks)]
-    with pytest.raises(AnsibleFilterError, match='engine-index: vllm==0.32.0\\+cpu: no index links a file of it'):
-        mirror_index_files(results, locks)
+PIP = ['env', 'PIP_CONFIG_FILE=/dev/null', '/usr/bin/python3', '-m', 'pip', '--isolated', 'download', '--no-deps',
+       '--require-hashes', '--only-binary', ':all:', '--no-cache-dir', '--progress-bar', 'off', '--no-input',
+       '--disable-pip-version-check']
 
 
 def test_plan_id_changes_only_with_indexes_asked_for():
@@ -230,5 +207,25 @@ def test_plan_id_changes_only_with_indexes_asked_for():
     assert mirror_plan(VALUES, [], KEYRING)['id'] == mirror_plan(before, [], KEYRING)['id']
     plan = mirror_plan(dict(VALUES, mirror_wheel_indexes=[index]), [], KEYRING)
     assert plan['id'] != mirror_plan(VALUES, [], KEYRING)['id']
-    assert plan['wheel_indexes'] == [{'name': 'engine-index', 'index_urls': ['http://repo.example/simple/'],
-                                      'lock': 'http://repo.example/l.lock', 'lock_file': 'l.lock', 'path': 'wheels/engine-index'}]
+    assert plan['wheel_indexes'] == [{
+        'name': 'engine-index', 'index_urls': ['http://repo.example/simple/'], 'lock': 'http://repo.example/l.lock',
+        'lock_file': 'l.lock', 'path': 'wheels/engine-index',
+        'pip': PIP + ['--index-url', 'http://repo.example/simple/', '--trusted-host=repo.example']}]
+    # The nodes' Python changes what is downloaded: another snapshot.
+    other = mirror_plan(dict(VALUES, mirror_wheel_indexes=[dict(index, python_version='3.12')]), [], KEYRING)
+    assert other['id'] != plan['id']
+
+
+def test_pip_takes_the_first_index_then_the_others_for_the_nodes_python_and_platforms():
+    index = {'name': 'engine-index', 'lock': 'https://locks.example/vllm.lock', 'python_version': '3.12',
+             'platforms': ['manylinux_2_35_x86_64', 'manylinux_2_28_x86_64'],
+             'index_urls': ['https://wheels.vllm.ai/rocm/0.32.0/rocm723', 'https://pypi.org/simple/',
+                            'http://Mirror.Internal:8080/simple/']}
+    plan = mirror_plan(dict(VALUES, mirror_wheel_indexes=[index]), [], KEYRING)
+    assert plan['wheel_indexes'][0]['pip'] == PIP + [
+        '--index-url', 'https://wheels.vllm.ai/rocm/0.32.0/rocm723/', '--extra-index-url=https://pypi.org/simple/',
+        '--extra-index-url=http://Mirror.Internal:8080/simple/',
+        # Plain http only, by host name (pip matches any port).
+        '--trusted-host=mirror.internal',
+        '--python-version', '3.12', '--platform', 'manylinux_2_35_x86_64', '--platform', 'manylinux_2_28_x86_64']
+    assert plan['wheel_indexes'][0]['python_version'] == '3.12'

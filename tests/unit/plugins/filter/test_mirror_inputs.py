@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.filter.mirror_inputs import RULES, mirror_input_problems
@@ -19,6 +21,16 @@ CTX = {'platform': PLATFORM, 'fleet': [NODE]}
 WHEELHOUSE = {'name': 'engine', 'url': 'http://build.example/wheels/current/', 'files': ['requirements.txt']}
 INDEX = {'name': 'engine-index', 'index_urls': ['https://wheels.vllm.ai/rocm/0.32.0/rocm723/', 'https://pypi.org/simple/'],
          'lock': 'http://locks.example/vllm-0.32.0-rocm723.lock'}
+H1 = '1' * 64
+H2 = '2' * 64
+
+
+def locks(text, name='engine-index'):
+    """The sync's slurp results for one index whose lock is text."""
+    return {'locks': [{'item': dict(INDEX, name=name, lock_file='vllm-0.32.0-rocm723.lock', path='wheels/' + name),
+                       'content': base64.b64encode(text.encode('utf-8')).decode('ascii')}]}
+
+
 MODEL = {'name': 'llama.tar.gz', 'url': 'http://models.example/llama.tar.gz', 'checksum': 'sha256:' + 'a' * 64}
 
 CASES = [
@@ -77,6 +89,35 @@ CASES = [
     Case('index-twice', {'mirror_wheel_indexes': [INDEX, INDEX]}, 'mirror-wheel-indexes', contains='names "engine-index" more than once'),
     Case('index-fine', {'mirror_wheel_indexes': [INDEX], 'mirror_wheelhouses': [WHEELHOUSE]}, 'mirror-wheel-indexes', absent=True),
     Case('only-an-index', {'mirror_wheel_indexes': [INDEX]}, 'mirror-nothing', {'fleet': []}, absent=True),
+    Case('index-python-a-number', {'mirror_wheel_indexes': [dict(INDEX, python_version=3.12)]}, 'mirror-wheel-indexes',
+         contains='python_version 3.12 must be the nodes\' Python as a string such as "3.12"'),
+    Case('index-python-with-micro', {'mirror_wheel_indexes': [dict(INDEX, python_version='3.12.3')]}, 'mirror-wheel-indexes',
+         contains='"3.12.3"'),
+    Case('index-platform-a-string', {'mirror_wheel_indexes': [dict(INDEX, platforms='manylinux_2_35_x86_64')]},
+         'mirror-wheel-indexes', contains='platforms "manylinux_2_35_x86_64" must list'),
+    Case('index-platform-with-a-space', {'mirror_wheel_indexes': [dict(INDEX, platforms=['manylinux_2_35_x86_64 any'])]},
+         'mirror-wheel-indexes', contains='manylinux_2_35_x86_64 any'),
+    Case('index-python-and-platforms', {'mirror_wheel_indexes': [dict(INDEX, python_version='3.12',
+                                                                      platforms=['manylinux_2_35_x86_64'])]},
+         'mirror-wheel-indexes', absent=True),
+    Case('lock-option-line', {'mirror_wheel_indexes': [INDEX]}, 'mirror-wheel-index-locks',
+         locks('vllm==0.32.0+rocm723 --hash=sha256:%s\n--extra-index-url http://elsewhere.example/simple\n' % H1),
+         contains=['mirror_wheel_indexes engine-index: the lock http://locks.example/vllm-0.32.0-rocm723.lock cannot be'
+                   ' downloaded', 'line 2 is a pip option (--extra-index-url)', 'Nothing is served']),
+    Case('lock-unhashed-line', {'mirror_wheel_indexes': [INDEX]}, 'mirror-wheel-index-locks',
+         locks('vllm==0.32.0+rocm723 --hash=sha256:%s\nnumpy==2.2.6\n' % H1),
+         contains='line 2 (numpy==2.2.6) has no --hash=sha256:<hex>'),
+    Case('lock-unpinned-line', {'mirror_wheel_indexes': [INDEX]}, 'mirror-wheel-index-locks',
+         locks('numpy>=2 --hash=sha256:%s\n' % H1), contains='line 1 (numpy>=2) does not pin one version with =='),
+    Case('lock-marker', {'mirror_wheel_indexes': [INDEX]}, 'mirror-wheel-index-locks',
+         locks('numpy==2.2.6 ; python_version >= "3.12" --hash=sha256:%s\n' % H1),
+         contains='line 1 (numpy==2.2.6) has an environment marker (python_version >= "3.12")'),
+    Case('lock-empty', {'mirror_wheel_indexes': [INDEX]}, 'mirror-wheel-index-locks', locks('# nothing\n'),
+         contains='it pins nothing'),
+    Case('lock-fine', {'mirror_wheel_indexes': [INDEX]}, 'mirror-wheel-index-locks',
+         locks('# uv pip compile\nflash-attn==2.8.3 \\\n    --hash=sha256:%s \\\n    --hash=sha256:%s\n' % (H1, H2)),
+         absent=True),
+    Case('lock-not-read-yet', {'mirror_wheel_indexes': [INDEX]}, 'mirror-wheel-index-locks', absent=True),
     Case('model-unchecked', {'mirror_models': [dict(MODEL, checksum='md5:abc')]}, 'mirror-models', contains='never mirrored unchecked'),
     Case('model-short-hash', {'mirror_models': [dict(MODEL, checksum='sha256:abc')]}, 'mirror-models'),
     Case('model-bad-url', {'mirror_models': [dict(MODEL, url='s3://bucket/x')]}, 'mirror-models', contains='"s3://bucket/x"'),
