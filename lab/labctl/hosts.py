@@ -216,7 +216,7 @@ def ensure_host(host, tag, pubkey):
     files, public = host_files_tar(host, pubkey, profile)
     # /dev/shm: a vLLM server allocates about 240 MiB of shared-memory queues at start (podman's default is 64 MB).
     shm = '2g'
-    config = hashlib.sha256(b'|'.join([tag.encode(), str(host['port']).encode(), shm.encode(), b'NET_ADMIN,SYS_ADMIN',
+    config = hashlib.sha256(b'|'.join([tag.encode(), str(host['port']).encode(), shm.encode(), b'NET_ADMIN,SYS_ADMIN,SYS_PTRACE',
                                        str(host['address']).encode(), files])).hexdigest()[:12]
     status, current = container_state(name)
     if status is not None and current != config:
@@ -226,12 +226,14 @@ def ensure_host(host, tag, pubkey):
     if status is None:
         say('    %s: create (port 127.0.0.1:%d, gpu profile %s)' % (host['name'], host['port'], host['profile']))
         address = ['--ip', host['address']] if host['address'] else []
-        # NET_ADMIN: the firewall role loads nftables rules into the host's own network namespace. SYS_ADMIN: systemd
-        # sets up the units' mount sandbox (ProtectSystem, ReadWritePaths, PrivateTmp) only with it; without it the
-        # units start with that part of their hardening silently off.
+        # NET_ADMIN: the firewall role loads nftables rules into the host's own network namespace. SYS_ADMIN and
+        # SYS_PTRACE: systemd on a node has every capability; it sets up the units' mount sandbox (ProtectSystem,
+        # ReadWritePaths, PrivateTmp) only with SYS_ADMIN (without, silently off), and with ProtectProc=invisible
+        # it sees a unit's processes only with SYS_PTRACE (without, a unit that also has PrivateUsers= and a User=
+        # fails: "Failed to set up user namespacing", status 217/USER).
         podman('create', '--name', name, '--hostname', host['name'], '--label', '%s=host' % LABEL,
                '--label', 'llmfleet-lab.config=%s' % config, '--network', NETWORK, '--network-alias', host['name'],
-               *address, '--cap-add', 'NET_ADMIN', '--cap-add', 'SYS_ADMIN',
+               *address, '--cap-add', 'NET_ADMIN', '--cap-add', 'SYS_ADMIN', '--cap-add', 'SYS_PTRACE',
                '-p', '127.0.0.1:%d:22' % host['port'], '--systemd', 'always', '--restart', 'always',
                '--shm-size', shm, '--stop-signal', 'SIGRTMIN+3', '--stop-timeout', '30', tag)
         podman('cp', '-', '%s:/' % name, input_data=files)
