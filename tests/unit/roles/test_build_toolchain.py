@@ -200,3 +200,37 @@ def test_the_toolchain_role_installs_from_the_plan():
     assert install[0]['ansible.builtin.import_role'] == {'name': 'llmfleet.rocm._common', 'tasks_from': 'apt_sources'}
     assert install[0]['vars']['_common_apt_sources'] == '{{ _toolchain_plan.apt_sources }}'
     assert '_toolchain_plan.packages' in install[1]['ansible.builtin.apt']['name']
+
+
+def _engine_value(expression, system, **overrides):
+    variables = {'llmfleet_platform': {'key': system, 'mirror_url': ''}, 'role_path': 'roles/engine'}
+    variables.update(trusted(load_yaml('roles/engine/defaults/main.yml')))
+    variables.update(trusted(load_yaml('roles/engine/vars/main.yml')))
+    variables['_engine_releases'] = RELEASES
+    variables.update(overrides)
+    return Templar(loader=DataLoader(), variables=variables).template(trust_as_template('{{ %s }}' % expression))
+
+
+def test_the_engine_role_gives_ubuntu_22_04_python_3_12_from_deadsnakes():
+    assert _engine_value('_engine_python', 'Ubuntu-22') == '/usr/bin/python3.12'
+    assert _engine_value('_engine_os_packages', 'Ubuntu-22') == ['python3-venv', 'python3.12', 'python3.12-venv', 'libnuma1']
+    assert _engine_value('_engine_compiler_packages', 'Ubuntu-22') == ['gcc', 'g++', 'python3-dev', 'python3.12-dev']
+    sources = _engine_value('_engine_python_plan.apt_sources', 'Ubuntu-22')
+    assert [(s['name'], s['fingerprint']) for s in sources] == [('deadsnakes', DEADSNAKES)]
+    install = load_yaml('roles/engine/tasks/install.yml')
+    assert install[0]['ansible.builtin.import_role'] == {'name': 'llmfleet.rocm._common', 'tasks_from': 'apt_sources'}
+    assert install[0]['vars']['_common_apt_sources'] == '{{ _engine_python_plan.apt_sources }}'
+    venv = [task for task in load_yaml('roles/engine/tasks/venv.yml') if task['name'] == 'Create the venv'][0]
+    assert venv['ansible.builtin.command']['argv'][0] == '{{ _engine_python }}'
+
+
+def test_the_engine_role_keeps_the_system_python_where_it_serves():
+    # Debian 12 (the lab): its own python3 is inside vLLM 0.32's range; the venv's marker keeps /usr/bin/python3.
+    assert _engine_value('_engine_python', 'Debian-12') == '/usr/bin/python3'
+    assert _engine_value('_engine_python_plan.apt_sources', 'Debian-12') == []
+    assert _engine_value('_engine_os_packages', 'Debian-12') == ['python3-venv', 'python3', 'libnuma1']
+    # SGLang follows no vLLM recipe; the lab's vllm==0.32.0+cpu is release 0.32.0.
+    assert _engine_value('_engine_python', 'Ubuntu-22', engine_name='sglang', engine_version='0.5.23') == '/usr/bin/python3'
+    assert _engine_value('_engine_python', 'Ubuntu-22', engine_version='0.32.0+cpu') == '/usr/bin/python3.12'
+    # A path is taken as it is.
+    assert _engine_value('_engine_python', 'Ubuntu-22', engine_python='/opt/py/bin/python3') == '/opt/py/bin/python3'

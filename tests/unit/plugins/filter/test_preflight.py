@@ -844,6 +844,8 @@ def test_the_role_passes_the_other_roles_defaults_where_the_inventory_sets_nothi
         ('engine', 'engine_name'): inputs['engine']['name'],
         ('engine', 'engine_version'): inputs['engine']['version'],
         ('engine', 'engine_python'): role_vars['_preflight_pythons']['engine_python'],
+        ('engine', 'engine_python_version'): inputs['engine']['python_version'],
+        ('engine', 'engine_source'): inputs['engine']['source'],
         ('toolchain', 'toolchain_python'): role_vars['_preflight_pythons']['toolchain_python'],
         ('toolchain', 'toolchain_python_version'): inputs['toolchain']['python_version'],
         ('toolchain', 'toolchain_gcc_version'): inputs['toolchain']['gcc_version'],
