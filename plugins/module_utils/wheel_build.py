@@ -289,7 +289,13 @@ class WheelBuild(object):
         _remove(src)
         with open(log, 'a') as handle:
             handle.write('\n==> %s copying %s to %s\n' % (now(), path, src))
-        shutil.copytree(path, src, symlinks=True, ignore=shutil.ignore_patterns(*COPY_IGNORED))
+        # Links are followed (a relative link into the ROCm tree would point nowhere from the copy), as the digest of the
+        # directory's files follows them.
+        try:
+            shutil.copytree(path, src, symlinks=False, ignore=shutil.ignore_patterns(*COPY_IGNORED))
+        except (shutil.Error, OSError) as exc:
+            raise BuildError('stage %s: cannot copy %s: %s' % (stage['name'], path, exc), stage=stage['name'], log=log,
+                             tail=tail(log, self.tail_lines))
         return src
 
     def export(self, stage, src, stage_dir, log):

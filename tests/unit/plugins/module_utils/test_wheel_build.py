@@ -410,6 +410,22 @@ def test_a_changed_directory_rebuilds_from_its_stage_on_and_a_build_in_place_doe
     assert 'build' not in os.listdir(copied) and '__pycache__' not in os.listdir(copied)
 
 
+def test_a_path_components_links_are_followed_into_the_copy(sources):
+    """A link into the rest of the ROCm tree (../lib/libamd_smi.so) still points at its file from the copy."""
+    extras = Extras(sources)
+    lib = os.path.join(sources.root, 'opt', 'lib')
+    os.makedirs(lib)
+    with open(os.path.join(lib, 'libamd_smi.so'), 'w') as handle:
+        handle.write('the library')
+    os.symlink('../lib/libamd_smi.so', os.path.join(extras.smi, 'libamd_smi.so'))
+    plan = extras.plan()
+    builder(sources, plan).execute()
+    copied = os.path.join(sources.root, 'build', 'src', 'smilike', 'libamd_smi.so')
+    assert not os.path.islink(copied)
+    with open(copied) as handle:
+        assert handle.read() == 'the library'
+
+
 def test_an_export_of_a_missing_directory_fails_with_the_stage(sources):
     extras = Extras(sources)
     plan = extras.plan(export='python/no_such_kernels')
