@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the engine build needs in the lab, made on the controller and served by the repository server:
 
-  sources     .lab/repo/sources/{pytorch,triton,vllm,rccl-tests}.git: git repositories (served over HTTP) of
-              stand-in sources with the real entry points (lab/build/sources/); their commits are reproducible
+  sources     .lab/repo/sources/{pytorch,triton,torchvision,torchaudio,vllm,rccl-tests}.git: git repositories (served
+              over HTTP) of stand-in sources with the real entry points (lab/build/sources/; Triton's also holds
+              python/triton_kernels/triton_kernels, vLLM's TRITON_KERNELS_SRC_DIR); their commits are reproducible
               (fixed author, dates), so the same recipe always gives the same commits and build keys. --reset
               puts them back to their first commit; --advance NAME adds a commit to NAME's main branch
               (--build-seconds N makes the builds of that commit last N seconds). rccl-tests' tree also gets
@@ -26,7 +27,7 @@ import sys
 from .common import LAB, LAB_SRC, REPO, ROOT, LabError, lab_env, read_stamp, run, say, step
 
 SOURCES = os.path.join(LAB_SRC, 'build', 'sources')
-COMPONENTS = ('pytorch', 'triton', 'vllm', 'rccl-tests')
+COMPONENTS = ('pytorch', 'triton', 'torchvision', 'torchaudio', 'vllm', 'rccl-tests')
 # Files from elsewhere in lab/ that a stand-in's tree gets (path in the tree: path under lab/), besides fake_build.py.
 EXTRA_FILES = {'rccl-tests': tuple(('stubs/%s' % name, 'stubs/%s' % name) for name in ('gpusim.py', 'validsim.py', 'labhost.py'))}
 TOOLCHAIN_DEFAULTS = os.path.join(ROOT, 'roles', 'toolchain', 'defaults', 'main.yml')

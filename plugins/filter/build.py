@@ -13,7 +13,9 @@ import re
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import KNOWN_GFX_TARGETS
+from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import tree_digest
 
 # A target with optional target features, as PYTORCH_ROCM_ARCH accepts them: gfx90a, gfx90a:xnack-.
 _ARCH_RE = re.compile(r'^(?P<target>gfx[0-9a-f]+)(?P<features>(?::(?:xnack|sramecc)[+-])*)$')
@@ -72,17 +74,62 @@ def _digest(document):
 
 _COMPONENT_FIELDS = ('name', 'repo', 'ref', 'commit', 'subdir', 'steps', 'env', 'install')
 _COMPONENT_DEFAULTS = {'subdir': [''], 'env': {}, 'install': False}
+# Fields a stage has only when they are set, so that the keys of stages without them stay what they were: path (a
+# directory on the builder, built from a copy, instead of repo and ref), export (a directory of the checkout kept as the
+# stage's result, no steps, no wheels) and source_env (environment variable -> an earlier export stage, whose tree the
+# variable names when this stage runs).
+_OPTIONAL_FIELDS = ('path', 'export', 'source_env')
 
 
-def build_plan(components, common, commits, extra_packages=None):
+def _stage(component, commit):
+    """One component with every field filled (repo and ref, or path), or the reason it cannot be a stage."""
+    stage = dict(_COMPONENT_DEFAULTS)
+    stage.update(component)
+    stage['commit'] = commit
+    if stage.get('path'):
+        # A directory on the builder: no repository, its identity (a digest of its files) stands for the commit.
+        stage.setdefault('repo', None)
+        stage.setdefault('ref', None)
+        needed = [field for field in _COMPONENT_FIELDS if field not in ('repo', 'ref')]
+    else:
+        needed = list(_COMPONENT_FIELDS)
+    missing = [field for field in needed if stage.get(field) in (None, '')]
+    if stage.get('steps') == [] and not stage.get('export'):
+        missing.append('steps')
+    if missing:
+        raise AnsibleFilterError('build_plan: component %r lacks %s' % (component.get('name'), ', '.join(missing)))
+    if isinstance(stage['subdir'], str):
+        stage['subdir'] = [stage['subdir']]
+    result = dict((field, stage[field]) for field in _COMPONENT_FIELDS)
+    result.update((field, stage[field]) for field in _OPTIONAL_FIELDS if stage.get(field))
+    return result
+
+
+def _identities(trees):
+    """Path component name -> the digest of its directory, from a find loop over the path components (``item`` the
+    component, ``files`` with checksums)."""
+    identities = {}
+    for result in trees or []:
+        if not isinstance(result, dict) or not isinstance(result.get('item'), dict):
+            raise AnsibleFilterError('build_plan: trees must be the results of a find loop over the path components')
+        item = result['item']
+        identities[item.get('name')] = tree_digest(item.get('path'), result.get('files') or [])
+    return identities
+
+
+def build_plan(components, common, commits, extra_packages=None, trees=None):
     """The build key and the stages of a build.
 
     ``components``: the components in build order, each with name, repo, ref, steps (argument lists) and
     optionally subdir (candidates, default the checkout's top), env and install (whether later stages need its
-    wheels). ``common``: what every stage depends on (ROCm version, architecture list, Python version, system,
-    options). ``commits``: each component's ref resolved to a commit, in the same order. ``extra_packages``:
-    requirement specifiers the wheelhouse holds besides the built wheels and their dependencies (such as Ray); they are
-    in the build key but in no stage's key, so a change builds no stage again.
+    wheels); or, instead of repo and ref, path (a directory on the builder); optionally export (a directory of the
+    checkout that is the stage's result: no steps, no wheels) and source_env (variable -> an earlier export stage).
+    ``common``: what every stage depends on (ROCm version, architecture list, Python version, system, options).
+    ``commits``: each component's ref resolved to a commit, in the same order (None for a path component).
+    ``trees``: the files of each path component's directory (a find loop's results with checksums, ``item`` the
+    component): the digest of its files, without what its copy leaves out, is its commit. ``extra_packages``:
+    requirement specifiers the wheelhouse holds besides the built wheels and their dependencies (such as Ray); they
+    are in the build key but in no stage's key, so a change builds no stage again.
 
     Each stage gets a key of its own inputs and of the stages before it (a changed vLLM ref rebuilds vLLM
     only; a changed PyTorch ref rebuilds everything after it). The build key covers all of them; the
@@ -94,18 +141,20 @@ def build_plan(components, common, commits, extra_packages=None):
         raise AnsibleFilterError('build_plan: common must be a dictionary')
     if not isinstance(commits, list) or len(commits) != len(components):
         raise AnsibleFilterError('build_plan: commits must list one commit per component')
+    identities = _identities(trees)
     stages = []
     previous = ''
+    exports = set()
     for component, commit in zip(components, commits):
-        stage = dict(_COMPONENT_DEFAULTS)
-        stage.update(component)
-        stage['commit'] = commit
-        missing = [field for field in _COMPONENT_FIELDS if stage.get(field) in (None, '')]
-        if missing:
-            raise AnsibleFilterError('build_plan: component %r lacks %s' % (component.get('name'), ', '.join(missing)))
-        if isinstance(stage['subdir'], str):
-            stage['subdir'] = [stage['subdir']]
-        stage = dict((field, stage[field]) for field in _COMPONENT_FIELDS)
+        if isinstance(component, dict) and component.get('path'):
+            commit = identities.get(component.get('name'))
+        stage = _stage(component, commit)
+        for variable, name in (stage.get('source_env') or {}).items():
+            if name not in exports:
+                raise AnsibleFilterError('build_plan: component %r takes %s from %r, which is no export stage before it'
+                                         % (stage['name'], variable, name))
+        if stage.get('export'):
+            exports.add(stage['name'])
         stage['key'] = _digest({'common': common, 'component': stage, 'after': previous})
         previous = stage['key']
         stages.append(stage)
@@ -118,6 +167,18 @@ def build_plan(components, common, commits, extra_packages=None):
     return {'key': _digest(document), 'document': document, 'stages': stages}
 
 
+def build_toolchain(system, release='', releases=None, python_version='', gcc_version='', python_path='', mirror_url='',
+                    who='toolchain'):
+    """Where a system takes the compiler and the Python of a vLLM release's recipe (module_utils/_build_toolchain.py)."""
+    if who not in ('toolchain', 'engine'):
+        raise AnsibleFilterError('build_toolchain: who is toolchain or engine, not %r' % (who,))
+    if releases is not None and not isinstance(releases, dict):
+        raise AnsibleFilterError('build_toolchain: releases must be the recipe table (release -> entry)')
+    return _build_toolchain.toolchain(system, python_version=python_version, gcc_version=gcc_version,
+                                      python_path=python_path, recipe=_build_toolchain.recipe_needs(release, releases),
+                                      mirror_url=mirror_url, who=who)
+
+
 class FilterModule(object):
     """llmfleet.rocm build filters."""
 
@@ -128,4 +189,5 @@ class FilterModule(object):
             'build_arch_datacenter': build_arch_datacenter,
             'build_max_jobs': build_max_jobs,
             'build_plan': build_plan,
+            'build_toolchain': build_toolchain,
         }

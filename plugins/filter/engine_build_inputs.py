@@ -5,8 +5,9 @@
 
 Besides the role's variables, the rules judge what the build would be made of (the architecture list and the
 components, from vars/main.yml), the facts of the GPU nodes the wheels are for (host -> ansible_facts, ``{}`` for a
-host without facts) against the builder's Python, and, once the toolchain is installed and the refs are resolved,
-the builder's ROCm release and the commits the refs resolved to.
+host without facts), and, once the toolchain is installed and the refs are resolved, the build Python's version
+against the Python the engine role gives each node, the builder's ROCm release, the commits the refs resolved to and
+the directories of the path components.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,7 +18,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.filter.build import build_arch_problems
-from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe, _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_absolute_path, show
 
 _COMPONENT_NAME_RE = re.compile(r'^[a-z][a-z0-9_]*\Z')
@@ -31,15 +32,12 @@ def _facts(ctx):
     return [(host, facts if isinstance(facts, Mapping) else {}) for host, facts in (ctx.get('fleet') or {}).items()]
 
 
+def _releases(releases):
+    return releases if isinstance(releases, Mapping) else {}
+
+
 def _without_rocm_facts(ctx):
     return [host for host, facts in _facts(ctx) if not isinstance(facts.get('rocm'), Mapping)]
-
-
-def _python(version):
-    """(major, minor) of ansible_facts.python.version; None when it is not known."""
-    if not isinstance(version, Mapping) or as_int(version.get('major')) is None or as_int(version.get('minor')) is None:
-        return None
-    return as_int(version['major']), as_int(version['minor'])
 
 
 def _component_label(index, component):
@@ -83,30 +81,60 @@ def _arch_unknown(values, ctx):
             ' gfx950 (MI350X), optionally with :xnack- or :sramecc+.' % ', '.join(unknown))
 
 
+def _node_python(facts, engine, build_release, releases):
+    """The Python version the engine role gives a GPU node's venv by default (the per-system table's choice for the
+    node's engine release, module_utils/_build_toolchain.py); None where it cannot be known here (the node's
+    engine_python is a path, or its system is not known yet)."""
+    if isinstance(engine, (list, tuple)):
+        engine = dict(zip(('python', 'python_version', 'version'), engine))
+    engine = engine if isinstance(engine, Mapping) else {}
+    if engine.get('python') or not facts.get('distribution'):
+        return None
+    system = '%s-%s' % (facts.get('distribution'), facts.get('distribution_major_version'))
+    release = engine.get('version') or build_release
+    plan = _build_toolchain.toolchain(system, python_version=engine.get('python_version') or '',
+                                      recipe=_build_toolchain.recipe_needs(release, _releases(releases)), who='engine')
+    return (plan.get('python') or {}).get('version')
+
+
 @RULES.rule('engine_build-python-mismatch')
 def _python_mismatch(values, ctx):
-    builder = _python(ctx.get('python'))
-    if builder is None:
+    """Once the toolchain is there: the build Python's own version against each GPU node's engine Python."""
+    builder = ctx.get('python')
+    if not builder:
         return None
+    engines = ctx.get('engines') or {}
+    release = _build_recipe.sources(values, _releases(ctx.get('releases')))['release']
     others = []
     for host, facts in _facts(ctx):
-        theirs = _python((facts.get('python') or {}).get('version'))
+        theirs = _node_python(facts, engines.get(host), release, ctx.get('releases'))
         if theirs is not None and theirs != builder:
-            others.append('%s (%d.%d)' % ((host,) + theirs))
+            others.append('%s (%s)' % (host, theirs))
     if not others:
         return None
-    return ('The wheels would be built for Python %d.%d (the builder), but %s run another Python version: build on a host'
-            ' of the same release, or give those nodes their own builder.' % (builder + (', '.join(others),)))
+    return ('The wheels would be built for Python %s (toolchain_python on the builder), but the engine role gives %s'
+            ' another Python (the per-system table of engine_python_version): build with the nodes\' Python'
+            ' (toolchain_python_version), set engine_python_version on the nodes to %s where their system has it, or'
+            ' give those nodes their own builder.' % (builder, ', '.join(others), builder))
+
+
+def _complete(component):
+    """A component names its source (repo and ref, or a path on the builder) and its steps (none for an export)."""
+    if not isinstance(component, Mapping):
+        return False
+    source = bool(component.get('path')) or all(key in component for key in ('repo', 'ref'))
+    return source and ('steps' in component or bool(component.get('export')))
 
 
 @RULES.rule('engine_build-components-incomplete')
 def _incomplete(values, ctx):
     incomplete = [_component_label(index, component) for index, component in enumerate(ctx.get('components') or [])
-                  if not isinstance(component, Mapping) or any(key not in component for key in ('repo', 'ref', 'steps'))]
+                  if not _complete(component)]
     if not incomplete:
         return None
-    return ('engine_build_components has entries without repo, ref or steps: %s. Give every component its repository,'
-            ' ref and steps.' % ', '.join(incomplete))
+    return ('engine_build_components has entries without repo and ref (or path) or without steps: %s. Give every'
+            ' component its repository and ref (or a directory on the builder as path) and its steps (an export of a'
+            ' checkout has none).' % ', '.join(incomplete))
 
 
 @RULES.rule('engine_build-component-names')
@@ -203,8 +231,9 @@ def _other_rocm(values, ctx):
 
 @RULES.rule('engine_build-ref-unresolved')
 def _unresolved(values, ctx):
-    unresolved = [result.get('item') or {} for result in ctx.get('refs') or []
-                  if not (isinstance(result.get('after'), str) and _COMMIT_RE.match(result['after']))]
+    # A path component has no ref: its loop item is skipped.
+    unresolved = [result.get('item') or {} for result in ctx.get('refs') or [] if not result.get('skipped')
+                  and not (isinstance(result.get('after'), str) and _COMMIT_RE.match(result['after']))]
     if not unresolved:
         return None
     return ('%s: neither a branch nor a tag of the repository, nor a commit id (7 to 40 hexadecimal digits). Check the refs'
@@ -212,10 +241,36 @@ def _unresolved(values, ctx):
                                                      for item in unresolved))
 
 
-def engine_build_input_problems(values, arch, components, fleet, python, rocm_release=None, refs=None, releases=None):
-    """The engine_build role's variables, the build and the fleet's facts -> a list of messages (empty when fine)."""
+@RULES.rule('engine_build-path-empty')
+def _path_empty(values, ctx):
+    """A path component (amdsmi: /opt/rocm/share/amd_smi of the ROCm packages) whose directory holds no Python project."""
+    trees = ctx.get('trees')
+    if trees is None:
+        return None
+    empty = []
+    for result in trees.get('results') or []:
+        item = result.get('item') or {}
+        names = [entry.get('path', '')[len(str(item.get('path', '')).rstrip('/')) + 1:] for entry in result.get('files') or []]
+        if not any(name in ('pyproject.toml', 'setup.py') for name in names):
+            empty.append('%s (%s)' % (item.get('name'), item.get('path')))
+    if not empty:
+        return None
+    return ('%s: no pyproject.toml or setup.py there. amdsmi is built from /opt/rocm/share/amd_smi, which ROCm\'s'
+            ' amd-smi-lib package installs (the toolchain role installs it with toolchain_rocm_packages); set'
+            ' engine_build_amdsmi_path where your ROCm has it.' % ', '.join(empty))
+
+
+def engine_build_input_problems(values, arch, components, fleet, python=None, rocm_release=None, refs=None, releases=None,
+                                engines=None, trees=None):
+    """The engine_build role's variables, the build and the fleet's facts -> a list of messages (empty when fine).
+
+    Once the toolchain is installed (tasks/resolve.yml): ``python`` the build Python's version (asked from it),
+    ``engines`` GPU host -> its engine variables ([engine_python, engine_python_version, engine_version] where the
+    inventory sets them, "" otherwise), ``rocm_release``, ``refs`` (the refs
+    resolved) and ``trees`` (the files of each path component's directory, a find loop)."""
     return RULES.messages(values, {'arch': arch, 'components': components, 'fleet': fleet, 'python': python,
-                                   'rocm_release': rocm_release, 'refs': refs, 'releases': releases})
+                                   'rocm_release': rocm_release, 'refs': refs, 'releases': releases, 'engines': engines,
+                                   'trees': trees})
 
 
 def engine_build_sources(values, releases):

@@ -10,6 +10,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import lock_entries, lock_problems, rocm_label_warnings
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
     RuleSet, as_int, is_absolute_path, is_http_url, mirror_only_rule, show, supported_system_rule)
@@ -225,16 +226,108 @@ def _wheels_lock_hashes(values, ctx):
     return None
 
 
-def engine_input_problems(values, platform, model_kind='none', model_source_is_directory=False, lock_url='', lock=None):
+# The Python vLLM's published ROCm wheels (and the torch they pin) are built for: cp312.
+WHEELS_PYTHON = (3, 12)
+
+
+def _python_version(values, ctx):
+    """(the venv's Python version as (major, minor), which Python that is): the answer of a Python given by path, else
+    the per-system table's choice; None for the version when neither is known."""
+    read = ctx.get('python_read')
+    if isinstance(read, dict) and not read.get('skipped') and 'rc' in read:
+        found = _build_toolchain.version_tuple(str(read.get('stdout') or '').strip()) if read.get('rc') == 0 else None
+        return found, 'engine_python %s' % values.get('engine_python')
+    plan = ctx.get('python_plan') if isinstance(ctx.get('python_plan'), dict) else {}
+    python = plan.get('python') or {}
+    return _build_toolchain.version_tuple(python.get('version')), 'the per-system table\'s %s' % python.get('path')
+
+
+@RULES.rule('engine-python-path')
+def _python_path(values, ctx):
+    python = values.get('engine_python')
+    if python in ('', None) or is_absolute_path(python):
+        return None
+    return ('engine_python %s must be "" (the per-system table\'s Python, which the role installs) or the absolute path'
+            ' of a Python, such as /opt/python3.12/bin/python3.12.' % show(python))
+
+
+@RULES.rule('engine-python-unavailable')
+def _python_unavailable(values, ctx):
+    """engine_python "": the system cannot give the release's Python (module_utils/_build_toolchain.py)."""
+    plan = ctx.get('python_plan')
+    if not isinstance(plan, dict) or not (ctx.get('platform') or {}).get('supported'):
+        return None
+    return list(plan.get('problems') or [])
+
+
+@RULES.rule('engine-python-unreadable')
+def _python_unreadable(values, ctx):
+    read = ctx.get('python_read')
+    if not isinstance(read, dict) or read.get('skipped') or 'rc' not in read or read.get('rc') == 0:
+        return None
+    why = ' '.join(str(read.get(key) or '').strip() for key in ('stderr', 'msg')).strip() or 'exit status %s' % read.get('rc')
+    return ('engine_python %s does not run on this node (%s): install it there, or leave engine_python "" for the'
+            ' per-system table\'s Python, which the role installs.' % (show(values.get('engine_python')), why))
+
+
+@RULES.rule('engine-python-range')
+def _python_range(values, ctx):
+    """A Python given by path against the vLLM release's requires-python (the table's choice is inside it)."""
+    read = ctx.get('python_read')
+    if not isinstance(read, dict) or read.get('skipped') or read.get('rc') != 0 or values.get('engine_name', 'vllm') != 'vllm':
+        return None
+    found = _build_toolchain.version_tuple(str(read.get('stdout') or '').strip())
+    bounds = _build_toolchain.matrix.vllm_python_range(values.get('engine_version'))
+    if found is None or not bounds or bounds[0] <= found < bounds[1]:
+        return None
+    return ('engine_python %s is Python %d.%d, outside vLLM %s\'s requires-python %s: the venv would not import vLLM. Point'
+            ' engine_python at a Python inside it, or leave it "" for the per-system table\'s.'
+            % ((show(values.get('engine_python')),) + found + (values.get('engine_version'), _build_toolchain.matrix.format_range(bounds))))
+
+
+def _wheels_fix(platform):
+    """What a system can do for a Python 3.12 venv (the per-system table)."""
+    key = (platform or {}).get('key')
+    name = (platform or {}).get('name') or key
+    plan = _build_toolchain.toolchain(key, python_version='%d.%d' % WHEELS_PYTHON, who='engine')
+    if plan['problems']:
+        return ('%s\'s archive has no Python 3.12: set engine_python to a Python 3.12 you provide (such as a relocatable'
+                ' CPython build unpacked from the fleet\'s mirror), or build the engine here (engine_source: build), whose'
+                ' wheels are built for the nodes\' own Python.' % name)
+    source = plan['python']['source']
+    return ('leave engine_python "" and set engine_python_version: "3.12" (%s gives it%s).'
+            % (name, (' from the %s PPA' % source) if source else ' from its archive'))
+
+
+@RULES.rule('engine-wheels-python')
+def _wheels_python(values, ctx):
+    """engine_source wheels: vLLM's published ROCm wheels (a vllm pinned with a +rocm label) are cp312."""
+    if not _wheels(values) or not _lock_url(ctx):
+        return None
+    text = _lock_read(ctx.get('lock'))[0]
+    rocm = [entry for entry in (lock_entries(text) if text is not None else [])
+            if entry.get('name') == 'vllm' and '+rocm' in str(entry.get('version') or '')]
+    found, where = _python_version(values, ctx)
+    if not rocm or found is None or found == WHEELS_PYTHON:
+        return None
+    return ('engine_source is wheels and the lock pins vllm==%s, a published ROCm wheel built (with the torch it pins) for'
+            ' CPython %d.%d, but the venv\'s Python would be %d.%d (%s): pip finds no wheel for it. Fix: %s'
+            % ((rocm[0]['version'],) + WHEELS_PYTHON + found + (where, _wheels_fix(ctx.get('platform')))))
+
+
+def engine_input_problems(values, platform, model_kind='none', model_source_is_directory=False, lock_url='', lock=None,
+                          python_plan=None, python_read=None):
     """The engine role's variables and its lock -> a list of messages (empty when they are fine).
 
     ``model_kind`` is the form of engine_model_source as the role reads it (archive, directory, hub, none,
     unknown), ``model_source_is_directory`` whether it is a directory on the controller, ``lock_url`` the
     URL of the lock ("" without engine_requirements_file) and ``lock`` its text or the result of reading it.
+    ``python_plan``: where the system takes the venv's Python (the build_toolchain filter, who=engine);
+    ``python_read``: the result of asking a Python given by path its version (skipped for "").
     """
     return RULES.messages(values, {
         'platform': platform, 'model_kind': model_kind, 'model_source_is_directory': model_source_is_directory,
-        'lock_url': lock_url or '', 'lock': lock,
+        'lock_url': lock_url or '', 'lock': lock, 'python_plan': python_plan, 'python_read': python_read,
     })
 
 

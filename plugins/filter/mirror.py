@@ -80,6 +80,20 @@ def _wheel_index(item):
     return index
 
 
+def _apt_repository(extra, architectures, keyring):
+    """An entry of mirror_apt_repositories: signed by AMD's key, or by its own (key_url and key_fingerprints, such as a
+    Launchpad PPA's): then it is checked with a keyring of that key alone, and the key is served beside it."""
+    name = extra['name']
+    if extra.get('key_url'):
+        keyring = '%s/apt-%s.gpg' % (keyring.rsplit('/', 1)[0], name)
+    repository = _repository(name, 'apt/%s' % name, extra['url'], extra['suites'], extra.get('components') or ['main'],
+                             extra.get('architectures') or architectures, keyring)
+    if extra.get('key_url'):
+        repository['own_key'] = {'url': extra['key_url'], 'path': 'apt/%s/key.asc' % name, 'keyring': keyring,
+                                 'fingerprints': [str(fp).replace(' ', '').upper() for fp in extra.get('key_fingerprints') or []]}
+    return repository
+
+
 def _lock_file(url):
     """The lock's file name as the mirror serves it beside the index (the engine role's engine_requirements_file)."""
     name = urlsplit(url).path.rstrip('/').rsplit('/', 1)[-1]
@@ -141,9 +155,7 @@ def mirror_plan(values, fleet, keyring):
         repositories.append(_repository('%s-%s' % (kind, release), '%s/%s' % (AMD_PREFIX, relative),
                                         '%s/%s' % (amd, relative), suites, ['main'], architectures, keyring))
     for extra in values['mirror_apt_repositories']:
-        repositories.append(_repository(extra['name'], 'apt/%s' % extra['name'], extra['url'], extra['suites'],
-                                        extra.get('components') or ['main'],
-                                        extra.get('architectures') or architectures, keyring))
+        repositories.append(_apt_repository(extra, architectures, keyring))
     plan = {
         'repositories': repositories,
         'key': {'url': values['mirror_amd_key_url'], 'path': '%s/rocm/rocm.gpg.key' % AMD_PREFIX},

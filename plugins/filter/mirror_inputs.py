@@ -131,6 +131,29 @@ def _apt(values, ctx):
     return found
 
 
+_FINGERPRINT_RE = re.compile(r'^[0-9A-Fa-f]{40}\Z')
+
+
+@RULES.rule('mirror-apt-repository-keys')
+def _apt_keys(values, ctx):
+    """An entry signed by its own key (a Launchpad PPA's) names where the key is and the fingerprints it must have."""
+    found = []
+    for item in _entries(values, 'mirror_apt_repositories', ('name', 'url', 'suites'))[1]:
+        url, pins = item.get('key_url'), item.get('key_fingerprints')
+        if not url and not pins:
+            continue
+        if not is_http_url(url):
+            found.append('mirror_apt_repositories %s: key_url %s must be the http(s) URL of its signing key (armored), given'
+                         ' with key_fingerprints.' % (item['name'], show(url)))
+        fingerprints = [str(fp).replace(' ', '') for fp in pins] if isinstance(pins, list) else []
+        if not fingerprints or not all(_FINGERPRINT_RE.match(fp) for fp in fingerprints):
+            found.append('mirror_apt_repositories %s: key_fingerprints %s must list the 40 hexadecimal digits of each key'
+                         ' that may sign its Release files (the PPA\'s, such as F23C5A6CF475977595C89F51BA6932366A755776'
+                         ' for deadsnakes): a key fetched from a URL is trusted only by its fingerprint.'
+                         % (item['name'], show(pins)))
+    return found
+
+
 @RULES.rule('mirror-wheelhouses')
 def _wheelhouses(values, ctx):
     found, good = _entries(values, 'mirror_wheelhouses', ('name', 'url'))

@@ -21,13 +21,18 @@ to follow the platform), ``min_kernel`` ("5.15"), ``node`` (the registered resul
 
 What the support table (``module_utils/_support_matrix.py``) is judged against: ``host`` (the node's inventory name,
 for the messages), ``rocm_version`` (the release the rocm role installs: the inventory's ``rocm_version``; the
-installed release the ROCm tools report when it is empty), ``engine`` (``{name, version}`` of the engine role),
-``pythons`` (``{engine_python: path, toolchain_python: path}``), ``python_results`` (the registered loop of the
-role's Python version reading, one result per distinct path, ``item`` the path), ``engine_build_enabled`` (false:
-toolchain_python is not used, and the build's recipe is not judged), ``engine_build`` (``{vllm_ref, recipe,
-releases}``: engine_build_vllm_ref, engine_build_recipe and the engine_build role's recipe table, whose ROCm is compared
-with ``rocm_version``) and ``exporter`` (``{enabled, monitoring_hosts}``: the exporters role installs AMD's
-Device Metrics Exporter on GPU nodes when it is enabled and the inventory has monitoring hosts).
+installed release the ROCm tools report when it is empty), ``engine`` (``{name, version, source, python_version}`` of
+the engine role: engine_name, engine_version, engine_source, engine_python_version), ``pythons`` (``{engine_python:
+path, toolchain_python: path}``; "" is the per-system table's Python, which the engine and toolchain roles install
+themselves and which is judged from the table), ``python_results`` (the registered loop of the role's Python version
+reading, one result per distinct path given, ``item`` the path), ``engine_build_enabled`` (false: toolchain_python is
+not used, and the build's recipe is not judged), ``engine_build`` (``{vllm_ref, recipe, releases}``:
+engine_build_vllm_ref, engine_build_recipe and the engine_build role's recipe table, whose ROCm is compared with
+``rocm_version``), ``builder`` (this node runs the build: the builders group, else the first GPU node), ``toolchain``
+(``{python_version, gcc_version}``: toolchain_python_version and toolchain_gcc_version, judged with the per-system
+table of module_utils/_build_toolchain.py on the builder) and ``exporter`` (``{enabled, monitoring_hosts}``: the
+exporters role installs AMD's Device Metrics Exporter on GPU nodes when it is enabled and the inventory has monitoring
+hosts).
 
 A finding is ``{id, level, message, fix}`` with level ``fail``, ``warn`` or ``info``.
 """
@@ -40,7 +45,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, supported_system_rule
 from ansible_collections.llmfleet.rocm.plugins.module_utils.kernel import parse_kernel_version
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import normalize_pci_address
-from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe, _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _support_matrix as matrix
 
 LEVELS = ('fail', 'warn', 'info')
@@ -70,6 +75,7 @@ RULES = (
     ('engine-python-unsupported', 'fail'),
     ('engine-python-unknown', 'warn'),
     ('engine-recipe-rocm-differs', 'warn'),
+    ('build-toolchain-unavailable', 'fail'),
     ('exporter-os-unsupported', 'warn'),
     ('cmdline-unreadable', 'info'),
     ('iommu-disabled', 'warn'),
@@ -224,6 +230,8 @@ def _readings(inputs):
         'pythons': _pythons(inputs),
         'exporter_planned': _exporter_planned(inputs.get('exporter')),
         'recipe_rocm': _recipe_rocm(inputs, (rocm or {}).get('rocm_version')),
+        'toolchain': _toolchain(inputs, platform),
+        'engine_python_plan': _engine_python_plan(inputs, platform),
     }
 
 
@@ -261,19 +269,22 @@ def _engine(engine):
     version = str(engine.get('version') or '').strip() or None
     bounds = matrix.vllm_python_range(version) if name == 'vllm' else None
     return {'name': name, 'version': version, 'python_range': matrix.format_range(bounds) if bounds else None,
-            'python_bounds': bounds}
+            'python_bounds': bounds, 'source': str(engine.get('source') or 'build')}
 
 
 def _pythons(inputs):
-    """Each distinct Python the engine (and, when it builds, the toolchain) uses: its variables, path and version."""
+    """Each distinct Python path the engine (and, on the node that builds, the toolchain) is given: its variables, path
+    and version."""
     paths = inputs.get('pythons') if isinstance(inputs.get('pythons'), dict) else {}
     build = _opt_bool(inputs.get('engine_build_enabled'))
+    builder = _opt_bool(inputs.get('builder'))
     results = (inputs.get('python_results') or {}).get('results') if isinstance(inputs.get('python_results'), dict) else None
     by_path = dict((str(result.get('item')), result) for result in results or [] if isinstance(result, dict))
     readings = []
     for variable in ('engine_python', 'toolchain_python'):
         path = str(paths.get(variable) or '').strip()
-        if not path or (variable == 'toolchain_python' and build is False):
+        # "" is the per-system table's Python (judged from the table); toolchain_python only where the build runs.
+        if not path or (variable == 'toolchain_python' and (build is False or builder is False)):
             continue
         for reading in readings:
             if reading['path'] == path:
@@ -307,6 +318,44 @@ def _recipe_rocm(inputs, installed):
                                        source='rocm_version' if target['from'] == 'rocm_version' else 'installed')
 
 
+def _build_release(inputs):
+    """The release whose recipe the build follows (engine_build_recipe, else engine_build_vllm_ref's), and the table."""
+    build = inputs.get('engine_build') if isinstance(inputs.get('engine_build'), dict) else {}
+    values = {'engine_build_vllm_ref': build.get('vllm_ref'), 'engine_build_recipe': build.get('recipe')}
+    releases = build.get('releases') or {}
+    found = _build_recipe.sources(values, releases)
+    return (found['release'] if found['entry'] else None), releases
+
+
+def _toolchain(inputs, platform):
+    """On the node that builds: where its system takes the recipe's gcc and Python (the toolchain role's table); None
+    elsewhere, or when nothing is built (engine_build_enabled false, engine_source wheels)."""
+    engine = inputs.get('engine') if isinstance(inputs.get('engine'), dict) else {}
+    if (not _opt_bool(inputs.get('builder')) or _opt_bool(inputs.get('engine_build_enabled')) is False
+            or engine.get('source') == 'wheels' or not platform.get('supported')):
+        return None
+    toolchain = inputs.get('toolchain') if isinstance(inputs.get('toolchain'), dict) else {}
+    paths = inputs.get('pythons') if isinstance(inputs.get('pythons'), dict) else {}
+    release, releases = _build_release(inputs)
+    return _build_toolchain.toolchain(platform.get('key'), python_version=toolchain.get('python_version') or '',
+                                      gcc_version=toolchain.get('gcc_version') or '',
+                                      python_path=paths.get('toolchain_python') or '',
+                                      recipe=_build_toolchain.recipe_needs(release, releases))
+
+
+def _engine_python_plan(inputs, platform):
+    """The Python the engine role gives this node when engine_python is "" (the per-system table, for the engine's
+    release); None when a path is given, or for another engine than vLLM."""
+    engine = inputs.get('engine') if isinstance(inputs.get('engine'), dict) else {}
+    paths = inputs.get('pythons') if isinstance(inputs.get('pythons'), dict) else {}
+    if str(paths.get('engine_python') or '').strip() or engine.get('name', 'vllm') != 'vllm' or not platform.get('supported'):
+        return None
+    version = str(engine.get('version') or '').split('+', 1)[0].strip()
+    _release, releases = _build_release(inputs)
+    return _build_toolchain.toolchain(platform.get('key'), python_version=engine.get('python_version') or '',
+                                      recipe=_build_toolchain.recipe_needs(version, releases), who='engine')
+
+
 def _exporter_planned(exporter):
     exporter = exporter if isinstance(exporter, dict) else {}
     return bool(_opt_bool(exporter.get('enabled')) and exporter.get('monitoring_hosts'))
@@ -321,6 +370,11 @@ def preflight_readings(inputs):
     del readings['os']['platform']
     del readings['engine']['python_bounds']
     del readings['recipe_rocm']
+    for key in ('toolchain', 'engine_python_plan'):
+        plan = readings.pop(key)
+        readings[key] = ({'python': (plan['python'] or {}).get('version'), 'python_path': (plan['python'] or {}).get('path'),
+                          'gcc': (plan['gcc'] or {}).get('version'), 'sources': [item['name'] for item in plan['apt_sources']]}
+                         if plan else None)
     for python in readings['pythons']:
         del python['version_tuple']
     return readings
@@ -561,6 +615,13 @@ def _rules_support(r):
             '(preflight_accepted_findings: [rocm-gpu-os-unknown]), else change the system or rocm_version.'
             % (r['os']['name'], series, source.get('url') or matrix.LATEST_MATRIX_URL)))
     found.extend(_rules_python(r))
+    if r['toolchain'] and r['toolchain']['problems']:
+        found.append(_finding(
+            'build-toolchain-unavailable', 'fail',
+            '%s): this node builds the engine, and its system cannot give what the build needs: %s'
+            % (_node_line(r), ' '.join(r['toolchain']['problems'])),
+            'Set what the message names (toolchain_gcc_version, toolchain_python_version or toolchain_python: the toolchain'
+            ' role\'s README has the table of what each system gives), or build on another node (the builders group).'))
     if r['recipe_rocm']:
         message, fix = r['recipe_rocm']
         found.append(_finding('engine-recipe-rocm-differs', 'warn', message, fix))
@@ -586,6 +647,15 @@ def _rules_python(r):
     engine = r['engine']
     if engine['name'] != 'vllm' or not engine['version']:
         return []
+    plan = r['engine_python_plan']
+    if plan and plan['problems']:
+        return [_finding(
+            'engine-python-unsupported', 'fail',
+            '%s): the engine role would give vLLM %s\'s venv no Python: %s'
+            % (_node_line(r), engine['version'], ' '.join(plan['problems'])),
+            'Set engine_python to the path of a Python inside vLLM %s\'s requires-python %s that you provide, or'
+            ' engine_python_version to a version the system has (the engine role\'s README has the table).'
+            % (engine['version'], engine['python_range']))]
     read = [python for python in r['pythons'] if python['read']]
     if not read:
         return []

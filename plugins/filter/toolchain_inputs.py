@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, is_absolute_path, show, supported_system_rule
 
 _PIN_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!_-]*\Z')
@@ -43,6 +44,37 @@ def _unpinned(values, ctx):
     return None
 
 
+@RULES.rule('toolchain-python-path')
+def _python_path(values, ctx):
+    python = values.get('toolchain_python')
+    if python in ('', None) or is_absolute_path(python):
+        return None
+    return ('toolchain_python %s must be "" (the per-system table\'s Python) or the absolute path of a Python, such as'
+            ' /opt/python3.12/bin/python3.12.' % show(python))
+
+
+@RULES.rule('toolchain-unavailable')
+def _unavailable(values, ctx):
+    """The system cannot give the recipe's (or the asked) gcc or Python (plugins/module_utils/_build_toolchain.py)."""
+    plan = ctx.get('plan')
+    if not isinstance(plan, dict) or not (ctx.get('platform') or {}).get('supported'):
+        return None
+    return list(plan.get('problems') or [])
+
+
+@RULES.rule('toolchain-python-range')
+def _python_range(values, ctx):
+    """Once the Python is there: its own version against the release's range (a Python given by path)."""
+    found = _build_toolchain.version_tuple(ctx.get('python_found'))
+    bounds = _build_toolchain.matrix.vllm_python_range(values.get('toolchain_vllm_release'))
+    if found is None or not bounds or bounds[0] <= found < bounds[1]:
+        return None
+    return ('The build Python %s is Python %s, outside vLLM %s\'s requires-python %s: the build would fail or make wheels'
+            ' the engine cannot import. Set toolchain_python to a Python inside it, or "" for the per-system table\'s.'
+            % (ctx.get('python_path') or values.get('toolchain_python'), ctx.get('python_found'),
+               values.get('toolchain_vllm_release'), _build_toolchain.matrix.format_range(bounds)))
+
+
 @RULES.rule('toolchain-dir-absolute')
 def _dir(values, ctx):
     if not is_absolute_path(values['toolchain_dir']):
@@ -50,9 +82,13 @@ def _dir(values, ctx):
     return None
 
 
-def toolchain_input_problems(values, platform, rocm_release=''):
-    """The toolchain role's variables -> a list of messages (empty when they are fine)."""
-    return RULES.messages(values, {'platform': platform, 'rocm_release': rocm_release})
+def toolchain_input_problems(values, platform, rocm_release='', plan=None, python_found=None, python_path=None):
+    """The toolchain role's variables -> a list of messages (empty when they are fine).
+
+    ``plan``: what the system gives for the recipe (the build_toolchain filter); ``python_found``: the build Python's
+    own version (``3.12``), asked once it is installed, and ``python_path`` its path."""
+    return RULES.messages(values, {'platform': platform, 'rocm_release': rocm_release, 'plan': plan,
+                                   'python_found': python_found, 'python_path': python_path})
 
 
 class FilterModule(object):

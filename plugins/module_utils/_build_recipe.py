@@ -20,14 +20,21 @@ __metaclass__ = type
 
 import re
 
-# The components the role builds from a repository and a ref: role name -> the recipe's name ('torch' is the
-# recipe's top-level entry). flash_attention and aiter only when their switch is on.
+# The components the role takes from a repository and a ref: role name -> the recipe's name ('torch' is the
+# recipe's top-level entry). flash_attention and aiter only when their switch is on. triton_kernels is not built: its
+# directory of ROCm's Triton at the recipe's commit is what vLLM's build reads (TRITON_KERNELS_SRC_DIR), where it
+# would otherwise clone that repository itself.
 BUILT = (
     ('pytorch', 'torch'),
     ('triton', 'triton'),
+    ('torchvision', 'torchvision'),
+    ('torchaudio', 'torchaudio'),
     ('flash_attention', 'flash_attention'),
     ('aiter', 'aiter'),
+    ('triton_kernels', 'triton_kernels'),
 )
+# How the recipe gives a component the role takes from a repository: built from it, or fetched as an archive of it.
+_FROM_REPOSITORY = ('build', 'archive')
 OPTIONAL = ('flash_attention', 'aiter')
 # What an entry records of the recipe's components besides torch (the image's own builds and sources).
 RECORDED = ('triton', 'torchvision', 'torchaudio', 'flash_attention', 'aiter', 'mori', 'triton_kernels')
@@ -142,8 +149,9 @@ def sources(values, releases):
     Returns ``{release, entry, supported, python_version, rocm_version, components, origins, problems}``: ``release`` the
     table's key in use (None when engine_build_vllm_ref is not a release tag and engine_build_recipe is ""), ``entry``
     its entry (None when the table has none), ``components`` role name -> ``{repo, ref}`` for pytorch, triton,
-    flash_attention and aiter ("" where neither the user nor the recipe gives one), ``origins`` role name -> ``user``
-    (both set by the user), ``recipe`` (at least one from the recipe) or None (incomplete), ``problems`` the
+    torchvision, torchaudio, flash_attention, aiter and triton_kernels ("" where neither the user nor the recipe gives
+    one), ``origins`` role name -> ``user`` (both set by the user), ``recipe`` (at least one from the recipe) or None
+    (incomplete), ``problems`` the
     messages that stop the role before anything changes (only about the components the build needs; none when
     engine_build_components gives a whole recipe of its own).
     """
@@ -161,7 +169,7 @@ def sources(values, releases):
             upstream = entry['torch'] if recipe_name == 'torch' else (entry.get('components') or {}).get(recipe_name)
         else:
             upstream = None
-        upstream = upstream if upstream and upstream.get('source') == 'build' else {}
+        upstream = upstream if upstream and upstream.get('source') in _FROM_REPOSITORY else {}
         resolved = dict((field, given[field] or _text(upstream.get(field))) for field in ('repo', 'ref'))
         taken = [field for field in ('repo', 'ref') if not given[field]]
         components[name] = resolved

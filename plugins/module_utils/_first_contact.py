@@ -83,8 +83,10 @@ def _python(report):
     python = tuple(report.get('python') or ())[:2]
     if not bounds or len(python) < 2 or bounds[0] <= python < bounds[1]:
         return []
-    return ['The venv runs Python %d.%d, outside vLLM %s\'s requires-python %s: its import fails. Rebuild the venv with a '
-            'Python in that range (engine_python; preflight refuses one outside it), then run the engine role again.'
+    return ['The venv runs Python %d.%d, outside vLLM %s\'s requires-python %s: its import fails, and no worker starts on '
+            'it. Rebuild the venv with a Python in that range: leave engine_python "" (the engine role then installs one '
+            'from its per-system table, python3.12 from the deadsnakes PPA on Ubuntu 22.04) or point it at one, and run '
+            'the engine role again (preflight refuses a Python outside the range: engine-python-unsupported).'
             % (python + (report.get('version'), matrix.format_range(bounds)))]
 
 

@@ -5,8 +5,10 @@
 
 Layout under the build directory::
 
-    src/<component>/            git checkout (.git/llmfleet-stage: the stage key it was last prepared for)
-    stages/<stage key>/         wheels of one finished stage (DONE written last; shared by builds)
+    src/<component>/            git checkout (.git/llmfleet-stage: the stage key it was last prepared for), or the copy
+                                of a path component's directory (made again for every build of its stage)
+    stages/<stage key>/         wheels of one finished stage (DONE written last; shared by builds); an export stage's
+                                tree/ instead (the directory of its checkout that later stages read)
     work/<key>/venv/            the build's virtual environment
     work/<key>/wheelhouse/      the wheelhouse being assembled
     wheelhouse/<key>/           complete wheelhouses (moved in whole by one rename; COMPLETE inside)
@@ -25,6 +27,7 @@ __metaclass__ = type
 
 import errno
 import fcntl
+import fnmatch
 import glob
 import hashlib
 import json
@@ -42,6 +45,8 @@ COMPLETE_FILE = 'COMPLETE'
 MANIFEST_FILE = 'llmfleet-wheelhouse.json'
 LOCK_FILE = 'requirements.lock'
 SUMS_FILE = 'SHA256SUMS'
+# Left out of a path component's copy: what an earlier build in place left there.
+COPY_IGNORED = ('__pycache__', 'build', 'dist', '*.egg-info')
 
 
 class BuildError(Exception):
@@ -99,6 +104,25 @@ def sha256_file(path):
         for block in iter(lambda: handle.read(1 << 20), b''):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _ignored(relative):
+    """Whether a file of a path component's directory is left out of its copy (and of its digest)."""
+    return any(fnmatch.fnmatch(part, pattern) for part in relative.split('/') for pattern in COPY_IGNORED)
+
+
+def tree_digest(root, files):
+    """The identity of a path component's directory: a sha1 of its files' relative paths and checksums (what
+    ``ansible.builtin.find`` with get_checksum lists), without what its copy leaves out; the commit of its stage."""
+    root = str(root).rstrip('/') + '/'
+    listed = []
+    for entry in files or []:
+        path = str(entry.get('path') or '')
+        relative = path[len(root):] if path.startswith(root) else path.lstrip('/')
+        if relative and not _ignored(relative):
+            listed.append([relative, entry.get('checksum')])
+    listed.sort()
+    return hashlib.sha1(json.dumps(listed, separators=(',', ':')).encode('utf-8')).hexdigest()
 
 
 def wheelhouse_complete(build_dir, key):
@@ -254,6 +278,46 @@ class WheelBuild(object):
         write_atomic(marker, stage['key'] + '\n')
         return src
 
+    def copy_path(self, stage, log):
+        """A path component's directory, copied whole into src/<name> (the original, such as /opt/rocm/share/amd_smi,
+        is never written to); made again for every build of the stage."""
+        src = os.path.join(self.build_dir, 'src', stage['name'])
+        path = stage['path']
+        if not os.path.isdir(path):
+            raise BuildError('stage %s: %s is not a directory on the builder' % (stage['name'], path),
+                             stage=stage['name'], log=log, tail=tail(log, self.tail_lines))
+        _remove(src)
+        with open(log, 'a') as handle:
+            handle.write('\n==> %s copying %s to %s\n' % (now(), path, src))
+        # Links are followed (a relative link into the ROCm tree would point nowhere from the copy), as the digest of the
+        # directory's files follows them.
+        try:
+            shutil.copytree(path, src, symlinks=False, ignore=shutil.ignore_patterns(*COPY_IGNORED))
+        except (shutil.Error, OSError) as exc:
+            raise BuildError('stage %s: cannot copy %s: %s' % (stage['name'], path, exc), stage=stage['name'], log=log,
+                             tail=tail(log, self.tail_lines))
+        return src
+
+    def export(self, stage, src, stage_dir, log):
+        """An export stage's result: the directory ``export`` of its checkout, copied to <stage dir>/tree."""
+        tree = os.path.join(src, stage['export'])
+        if not os.path.isdir(tree) or not os.path.realpath(tree).startswith(os.path.realpath(src) + os.sep):
+            raise BuildError('stage %s: %s is not a directory of %s at %s' % (stage['name'], stage['export'],
+                                                                              stage.get('repo') or stage.get('path'),
+                                                                              stage['commit']),
+                             stage=stage['name'], log=log, tail=tail(log, self.tail_lines))
+        with open(log, 'a') as handle:
+            handle.write('\n==> %s exporting %s to %s\n' % (now(), tree, os.path.join(stage_dir, 'tree')))
+        shutil.copytree(tree, os.path.join(stage_dir, 'tree'), symlinks=True,
+                        ignore=shutil.ignore_patterns('.git', '__pycache__'))
+
+    def export_tree(self, name):
+        """The exported tree of the export stage ``name`` of this build."""
+        for stage in self.stages:
+            if stage['name'] == name and stage.get('export'):
+                return os.path.join(self.build_dir, 'stages', stage['key'], 'tree')
+        raise BuildError('no export stage %s in this build' % name, stage=name)
+
     def _source_dir(self, stage, src, log):
         """The first of the stage's subdir candidates that holds a setup.py or pyproject.toml."""
         candidates = stage.get('subdir') or ['']
@@ -288,23 +352,31 @@ class WheelBuild(object):
             self._stage_status(index, state='reused', log=log)
         else:
             self._stage_status(index, state='building', log=log, started=now())
-            src = self.checkout(stage, log)
-            cwd = self._source_dir(stage, src, log)
-            dist = os.path.join(cwd, 'dist')
-            for old in glob.glob(os.path.join(dist, '*.whl')):
-                os.unlink(old)
-            env = self._venv_env(dict((k, str(v)) for k, v in (stage.get('env') or {}).items()))
-            for argv in stage['steps']:
-                self.run([str(arg) for arg in argv], log, cwd=cwd, env=env, stage=name)
-            wheels = sorted(glob.glob(os.path.join(dist, '*.whl')))
-            if not wheels:
-                raise BuildError('stage %s built no wheel in %s' % (name, dist), stage=name, log=log,
-                                 tail=tail(log, self.tail_lines))
+            src = self.copy_path(stage, log) if stage.get('path') else self.checkout(stage, log)
             partial = stage_dir + '.partial'
             _remove(partial)
-            os.makedirs(partial)
-            for wheel in wheels:
-                shutil.copy2(wheel, partial)
+            if stage.get('export'):
+                # No steps and no wheels: the stage's result is a directory of its checkout.
+                os.makedirs(partial)
+                self.export(stage, src, partial, log)
+            else:
+                cwd = self._source_dir(stage, src, log)
+                dist = os.path.join(cwd, 'dist')
+                for old in glob.glob(os.path.join(dist, '*.whl')):
+                    os.unlink(old)
+                extra = dict((k, str(v)) for k, v in (stage.get('env') or {}).items())
+                # An earlier export stage's tree, named by a variable (TRITON_KERNELS_SRC_DIR for vLLM's build).
+                extra.update((variable, self.export_tree(source)) for variable, source in (stage.get('source_env') or {}).items())
+                env = self._venv_env(extra)
+                for argv in stage['steps']:
+                    self.run([str(arg) for arg in argv], log, cwd=cwd, env=env, stage=name)
+                wheels = sorted(glob.glob(os.path.join(dist, '*.whl')))
+                if not wheels:
+                    raise BuildError('stage %s built no wheel in %s' % (name, dist), stage=name, log=log,
+                                     tail=tail(log, self.tail_lines))
+                os.makedirs(partial)
+                for wheel in wheels:
+                    shutil.copy2(wheel, partial)
             write_atomic(os.path.join(partial, 'DONE'), json.dumps(
                 {'stage': name, 'commit': stage['commit'], 'finished': now(),
                  'seconds': round(time.time() - start, 1)}) + '\n')
@@ -363,7 +435,7 @@ class WheelBuild(object):
         for name, version, digest in sorted(locked.values(), key=lambda item: item[0].lower()):
             lines.append('%s==%s --hash=sha256:%s' % (name, version, digest))
         write_atomic(os.path.join(partial, LOCK_FILE), '\n'.join(lines) + '\n')
-        stages = [{'name': stage['name'], 'key': stage['key'], 'ref': stage['ref'], 'commit': stage['commit'],
+        stages = [{'name': stage['name'], 'key': stage['key'], 'ref': stage.get('ref') or stage.get('path'), 'commit': stage['commit'],
                    'wheels': [os.path.basename(wheel) for wheel in self.stage_wheels(stage)]} for stage in self.stages]
         manifest = {'key': self.key, 'built': now(), 'builder': socket.gethostname(), 'document': self.document,
                     'stages': stages, 'packages': sorted('%s==%s' % (n, v) for n, v, _d in locked.values())}

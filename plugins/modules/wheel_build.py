@@ -14,8 +14,9 @@ short_description: Build engine wheels from git sources into a wheelhouse stored
 version_added: 0.1.0
 description:
   - Runs the stages of a build (PyTorch, Triton, vLLM, ...) in order on a builder host. It checks each component
-    out at its commit, runs its steps with the stage's environment in the build's virtual environment, keeps
-    the wheels it makes, and installs them into that environment when later stages need them.
+    out at its commit (or copies a path component's directory), runs its steps with the stage's environment in the
+    build's virtual environment, keeps the wheels it makes, and installs them into that environment when later
+    stages need them.
   - Then collects the dependencies as wheels, writes a lock with sha256 hashes, and moves the finished
     wheelhouse to C(<build_dir>/wheelhouse/<key>) in one rename, with C(COMPLETE) inside; C(current) is then
     pointed at it. Until then nothing under C(wheelhouse/) changes, so a failed or killed build leaves the
@@ -41,6 +42,11 @@ options:
       - Each has C(name), C(key) (the stage key), C(repo), C(ref), C(commit), C(subdir) (where the steps run,
         relative to the checkout), C(steps) (argument lists, run without a shell), C(env) (added to the
         environment) and C(install) (install its wheels into the build environment).
+      - A path stage has C(path) (a directory on the builder, such as C(/opt/rocm/share/amd_smi)) instead of C(repo)
+        and C(ref), and the digest of its files as C(commit); its steps run in a copy of it under C(src/<name>).
+      - An export stage has C(export) (a directory of its checkout) and no steps; that directory, copied to
+        C(stages/<stage key>/tree), is its result. A later stage's C(source_env) (variable -> export stage name)
+        sets the variable to that tree, as vLLM's build takes C(TRITON_KERNELS_SRC_DIR).
     type: list
     elements: dict
     required: true
@@ -161,7 +167,25 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import (
     BuildError, WheelBuild, wheelhouse_complete)
 
-STAGE_FIELDS = ('name', 'key', 'repo', 'ref', 'commit', 'steps')
+STAGE_FIELDS = ('name', 'key', 'commit')
+
+
+def stage_problem(index, stage):
+    """Why a stage cannot be built (None when it can)."""
+    label = 'stage %d (%s)' % (index + 1, stage.get('name', '?'))
+    missing = [field for field in STAGE_FIELDS if not stage.get(field)]
+    if not stage.get('path'):
+        missing.extend(field for field in ('repo', 'ref') if not stage.get(field))
+    if missing:
+        return '%s lacks %s' % (label, ', '.join(missing))
+    steps = stage.get('steps')
+    if stage.get('export'):
+        if steps:
+            return '%s exports %s and has no steps' % (label, stage['export'])
+        return None
+    if not isinstance(steps, list) or not steps or not all(isinstance(step, list) and step for step in steps):
+        return '%s: every step must be a non-empty argument list, and there must be one' % label
+    return None
 
 
 def main():
@@ -189,11 +213,9 @@ def main():
     if not key or '/' in key or key.startswith('.') or key == 'current':
         problems.append('key %r is not a directory name' % key)
     for index, stage in enumerate(params['stages']):
-        missing = [field for field in STAGE_FIELDS if not stage.get(field)]
-        if missing:
-            problems.append('stage %d (%s) lacks %s' % (index + 1, stage.get('name', '?'), ', '.join(missing)))
-        elif not all(isinstance(step, list) and step for step in stage['steps']):
-            problems.append('stage %s: every step must be a non-empty argument list' % stage['name'])
+        problem = stage_problem(index, stage)
+        if problem:
+            problems.append(problem)
     if params['keep'] < 1:
         problems.append('keep must be 1 or more')
     if problems:

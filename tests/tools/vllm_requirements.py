@@ -212,7 +212,8 @@ def role_build(role_dir=None):
     """What the engine_build role builds with its defaults: component -> ref, read from its files (the components of
     _engine_build_recipe in vars/main.yml; a component is off when defaults/main.yml sets engine_build_<name> to false;
     its ref is engine_build_<name>_ref, or where that is "" the ref of the recipe table's entry in use, as the role's
-    engine_build_sources filter takes it). vLLM itself is left out (it is the package whose requirements resolve)."""
+    engine_build_sources filter takes it; amdsmi, built from the builder's ROCm, is rocm-<the recipe's ROCm>). vLLM
+    itself is left out (it is the package whose requirements resolve), and so is triton_kernels (no wheel)."""
     role_dir = role_dir or os.path.join(ROOT, 'roles', 'engine_build')
     with open(os.path.join(role_dir, 'defaults', 'main.yml')) as handle:
         defaults = yaml.safe_load(handle)
@@ -222,8 +223,13 @@ def role_build(role_dir=None):
     if found['problems']:
         raise ValueError(' '.join(found['problems']))
     build = {}
-    for name in variables['_engine_build_recipe']:
-        if name == 'vllm' or defaults.get('engine_build_%s' % name, True) is False:
+    for name, recipe in variables['_engine_build_recipe'].items():
+        if name == 'vllm' or defaults.get('engine_build_%s' % name, True) is False or recipe.get('export'):
+            # vLLM is what resolves; an export (triton_kernels) is a directory vLLM's build reads, not a wheel.
+            continue
+        if name not in found['components']:
+            # A path component (amdsmi): built from the builder's ROCm, the recipe's release where the fleet runs it.
+            build[ROLE_NAMES.get(name, name)] = 'rocm-%s' % found['rocm_version']
             continue
         ref = found['components'][name]['ref']
         if not isinstance(ref, str) or '{' in ref:

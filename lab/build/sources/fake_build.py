@@ -3,9 +3,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build record of the lab's stand-in engine sources (copied into each stand-in repository by lab/labctl).
 
-The stand-ins have the layout and the build entry points of the real PyTorch, Triton and vLLM sources, so that the
-engine_build role runs its production recipe on them unchanged. Instead of compiling, a build records what it saw
-(the environment, the commit, the Python) into the package, and appends one line per build to a log on the host.
+The stand-ins have the layout and the build entry points of the real PyTorch, Triton, torchvision, torchaudio and vLLM
+sources, so that the engine_build role runs its production recipe on them unchanged. Instead of compiling, a build
+records what it saw (the environment, the commit, the Python) into the package, and appends one line per build to a
+log on the host.
 BUILD_SECONDS in the repository makes a build last that long (printing progress), so that a test can kill it.
 """
 
@@ -18,7 +19,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILDS_LOG = '/var/log/llmfleet-lab-builds.log'
 SEEN = ('PYTORCH_ROCM_ARCH', 'MAX_JOBS', 'VLLM_TARGET_DEVICE', 'GPU_ARCHS', 'PREBUILD_KERNELS', 'USE_ROCM', 'ROCM_PATH',
-        'CMAKE_PREFIX_PATH', 'VIRTUAL_ENV', 'PIP_CONSTRAINT')
+        'CMAKE_PREFIX_PATH', 'VIRTUAL_ENV', 'PIP_CONSTRAINT', 'CC', 'CXX', 'TRITON_KERNELS_SRC_DIR')
 
 
 def commit():

@@ -112,6 +112,17 @@ def test_a_build_on_another_rocm_than_its_recipe_is_a_warning():
     assert '\n[warn] engine-recipe-rocm-differs\n' in text
 
 
+def test_a_debian_12_builder_of_vllm_0_32_0_stops_without_gcc_13():
+    data = report('toolchain')
+    assert levels(data) == [('build-toolchain-unavailable', 'fail'), ('engine-recipe-rocm-differs', 'warn'),
+                            ('kernel-packages-unchecked', 'info')]
+    finding = data['findings'][0]
+    assert 'Debian 12 cannot give gcc 13 (vLLM 0.32.0\'s recipe builds torch with gcc 13)' in finding['message']
+    assert 'toolchain_gcc_version' in finding['fix']
+    # Its own Python 3.11 is inside vLLM 0.32's range: no Python finding; the table's choice is in the readings.
+    assert data['readings']['toolchain'] == {'python': '3.11', 'python_path': '/usr/bin/python3', 'gcc': None, 'sources': []}
+
+
 def test_check_mode_on_the_converged_host_changes_nothing():
     assert_check_run_changes_nothing(__file__)
     assert levels(report('clean')) == [('kernel-packages-unchecked', 'info')]

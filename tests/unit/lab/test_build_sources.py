@@ -32,7 +32,7 @@ def test_buildtools_are_the_toolchain_pins():
     assert buildstage.toolchain_pins() == pins
 
 
-@pytest.mark.parametrize('component', ['pytorch', 'triton', 'vllm'])
+@pytest.mark.parametrize('component', ['pytorch', 'triton', 'torchvision', 'torchaudio', 'vllm'])
 def test_the_stand_ins_have_every_file_the_recipe_calls(component):
     step = _recipe()[component]
     root = os.path.join(SOURCES, component)
@@ -43,6 +43,27 @@ def test_the_stand_ins_have_every_file_the_recipe_calls(component):
         for arg in argv[1:]:
             if not arg.startswith('-') and (arg.endswith('.py') or arg.endswith('.txt')):
                 assert os.path.exists(os.path.join(source_dir[0], arg)), '%s: the recipe calls %s' % (component, arg)
+
+
+def test_the_stand_in_triton_holds_the_directory_vllms_build_reads():
+    """The lab's triton_kernels stage exports python/triton_kernels/triton_kernels of the stand-in Triton."""
+    export = _recipe()['triton_kernels']['export']
+    assert os.path.isfile(os.path.join(SOURCES, 'triton', export, '__init__.py'))
+
+
+def test_the_stand_in_vllm_refuses_a_build_without_the_triton_kernels_directory(tmp_path):
+    work = str(tmp_path / 'vllm')
+    subprocess.check_call(['cp', '-r', os.path.join(SOURCES, 'vllm'), work])
+    subprocess.check_call(['cp', os.path.join(SOURCES, 'fake_build.py'), work])
+    # The stand-in torch of the build environment, as the recipe's earlier stage installs it.
+    torch = tmp_path / 'site' / 'torch'
+    torch.mkdir(parents=True)
+    (torch / '__init__.py').write_text('__version__ = "2.10.0a0+gitabc"\ndef build_record():\n    return {"commit": "abc"}\n')
+    env = dict((k, v) for k, v in os.environ.items() if k not in ('TRITON_KERNELS_SRC_DIR',))
+    env.update(VLLM_TARGET_DEVICE='rocm', PYTHONPATH=str(tmp_path / 'site'))
+    proc = subprocess.run([sys.executable, 'setup.py', 'bdist_wheel'], cwd=work, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    assert proc.returncode == 1 and 'TRITON_KERNELS_SRC_DIR is None' in proc.stdout
 
 
 def test_recipe_hash_follows_the_files():
@@ -93,5 +114,5 @@ def test_reset_gives_the_first_commits_and_advance_adds_one(tmp_path, monkeypatc
     buildstage.sources(advance_name='rccl-tests', build_seconds=3)
     assert len(commits('rccl-tests')) == 2 and commits('rccl-tests')[1] == first['rccl-tests'][0]
     assert (lab / 'build-sources' / 'rccl-tests' / 'BUILD_SECONDS').read_text() == '3\n'
-    with pytest.raises(common.LabError, match='--advance takes one of pytorch, triton, vllm, rccl-tests'):
+    with pytest.raises(common.LabError, match='--advance takes one of pytorch, triton, torchvision, torchaudio, vllm, rccl-tests'):
         buildstage.sources(advance_name='llvm')

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 
 import pytest
 import yaml
@@ -259,6 +260,29 @@ def test_staged_packages_have_the_real_layout(tmp_path):
         with open(module.__file__, 'rb') as handle:
             name = os.path.basename(module.__file__)
             assert (tmp_path / 'rocminfo/opt/rocm-7.1.1/libexec/rocminfo' / name).read_bytes() == handle.read()
+
+
+def test_the_stub_amd_smi_lib_ships_a_tree_pip_wheel_builds(tmp_path):
+    """/opt/rocm/share/amd_smi of the stub amd-smi-lib is a Python project: the engine build's amdsmi stage runs
+    "pip wheel ." in a copy of it, as vLLM's image builds the real one (its build requirements from the machine's pip
+    configuration, as the lab's wheelhouse takes them)."""
+    versions = packages.package_versions(SPEC, '7.1.1', 'jammy')
+    root = tmp_path / 'amd-smi-lib'
+    root.mkdir()
+    packages.stage_package(SPEC, 'amd-smi-lib', '7.1.1', 'jammy', versions, str(root))
+    tree = root / 'opt/rocm-7.1.1/share/amd_smi'
+    assert sorted(path.name for path in tree.iterdir()) == ['amdsmi', 'pyproject.toml']
+    dist = tmp_path / 'dist'
+    subprocess.check_call([sys.executable, '-m', 'pip', 'wheel', '--quiet', '--disable-pip-version-check', '--no-deps',
+                           '--wheel-dir', str(dist), '.'], cwd=str(tree))
+    wheels = [path.name for path in dist.iterdir()]
+    assert wheels == ['amdsmi-26.2.0-py3-none-any.whl'], 'amd-smi-lib 7.1.1\'s component version'
+    with zipfile.ZipFile(str(dist / wheels[0])) as wheel:
+        assert 'amdsmi/__init__.py' in wheel.namelist()
+    # What vLLM asks of it: the stub's init fails (no driver), so vLLM takes another platform.
+    code = ('import sys; sys.path.insert(0, %r); import amdsmi\n'
+            'try:\n    amdsmi.amdsmi_init()\nexcept amdsmi.AmdSmiLibraryException as exc:\n    print("refused", exc)' % str(tree))
+    assert subprocess.check_output([sys.executable, '-c', code], universal_newlines=True).startswith('refused llmfleet lab stub')
 
 
 def test_every_package_kind_has_a_layout_whose_files_exist():

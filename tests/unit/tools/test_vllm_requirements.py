@@ -178,16 +178,16 @@ def test_a_requirement_pinning_a_built_package_elsewhere_does_not_resolve(outcom
 # -- what the engine_build role builds --------------------------------------------------------------------------------
 
 def test_the_role_is_read_as_it_builds():
-    """The role's defaults take vLLM 0.32.0's own refs from its recipe table."""
-    assert vr.role_build() == {'torch': '733fca1', 'triton': '669b31a'}
+    """The role's defaults take vLLM 0.32.0's own refs from its recipe table, and build amdsmi from the builder's ROCm."""
+    assert vr.role_build() == {'torch': '733fca1', 'triton': '669b31a', 'torchvision': 'v0.28.0', 'torchaudio': 'v2.11.0',
+                               'amdsmi': 'rocm-7.2.3'}
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    'issue 36 item 4: the role builds no torchvision, so timm takes PyPI\'s (built against stock torch); '
-    'remove this mark when the role builds torchvision against its torch'))
 def test_what_the_role_builds_resolves_the_pinned_releases_requirements(outcomes):
+    """torchvision built against the role's torch: timm takes it, and nothing comes from the index built for a stock torch."""
     report, found = outcomes['role']
     assert report is not None and found == [], '\n'.join(found)
+    assert resolved(report)['torchvision'].startswith('0.28.0+')
 
 
 def test_the_toolchains_build_tools_satisfy_the_recipes_pins():

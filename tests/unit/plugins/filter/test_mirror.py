@@ -15,6 +15,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.filter.mirror import (
     mirror_fleet, mirror_manifest_repositories, mirror_plan, mirror_sums, mirror_wheels)
 from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_repositories
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
 from input_rules import role_defaults
 
 VALUES = role_defaults('mirror')
@@ -140,6 +141,30 @@ def test_more_repositories_wheelhouses_and_models():
     assert plan['wheelhouses'] == [{'name': 'engine', 'url': 'http://b.example/wheels/current/', 'path': 'wheels/engine',
                                     'files': ['requirements.txt']}]
     assert plan['models'][0]['path'] == 'models/m.tar.gz'
+
+
+DEADSNAKES = {'name': 'deadsnakes', 'url': 'https://ppa.launchpadcontent.net/deadsnakes/ppa/ubuntu', 'suites': ['jammy'],
+              'key_url': 'https://keyserver.ubuntu.com/pks/lookup?op=get&options=mr&search=0xF23C5A6CF475977595C89F51BA6932366A755776',
+              'key_fingerprints': ['F23C 5A6C F475 9775 95C8  9F51 BA69 3236 6A75 5776']}
+
+
+def test_a_repository_with_its_own_key_is_checked_with_it_and_serves_it():
+    """A Launchpad PPA: its own keyring for debmirror and the check, its key beside it where the nodes take it."""
+    plan = plan_of([], {'mirror_apt_repositories': [DEADSNAKES, {'name': 'extra', 'url': 'https://apt.example/x/',
+                                                                 'suites': ['jammy']}]})
+    ppa, extra = plan['repositories']
+    assert ppa['own_key'] == {'url': DEADSNAKES['key_url'], 'path': 'apt/deadsnakes/key.asc',
+                              'keyring': '/srv/llmfleet-mirror/keys/apt-deadsnakes.gpg',
+                              'fingerprints': ['F23C5A6CF475977595C89F51BA6932366A755776']}
+    assert '--keyring=/srv/llmfleet-mirror/keys/apt-deadsnakes.gpg' in ppa['debmirror']
+    assert ppa['debmirror'][2:5] == ['--method=https', '--host=ppa.launchpadcontent.net', '--root=deadsnakes/ppa/ubuntu']
+    # Where the toolchain and engine roles take it behind the mirror (module_utils/_build_toolchain.py).
+    node = _build_toolchain.apt_source('deadsnakes', 'Ubuntu-22', 'http://mirror-1:8080')
+    assert node['uris'] == ['http://mirror-1:8080/' + ppa['path']]
+    assert node['key_url'] == 'http://mirror-1:8080/' + ppa['own_key']['path']
+    assert node['fingerprint'] == ppa['own_key']['fingerprints'][0]
+    # An entry without a key of its own is AMD's, as before: same fields, hence the same plan id as before the change.
+    assert 'own_key' not in extra and '--keyring=' + KEYRING in extra['debmirror']
 
 
 def test_the_id_follows_the_contents_and_the_refresh_id():

@@ -33,6 +33,11 @@ def locks(text, name='engine-index'):
 
 MODEL = {'name': 'llama.tar.gz', 'url': 'http://models.example/llama.tar.gz', 'checksum': 'sha256:' + 'a' * 64}
 
+# A Launchpad PPA mirrored with its own key (the toolchain's and the engine's table: deadsnakes).
+PPA = {'name': 'deadsnakes', 'url': 'https://ppa.launchpadcontent.net/deadsnakes/ppa/ubuntu', 'suites': ['jammy'],
+       'key_url': 'https://keyserver.ubuntu.com/pks/lookup?op=get&options=mr&search=0xF23C5A6CF475977595C89F51BA6932366A755776',
+       'key_fingerprints': ['F23C5A6CF475977595C89F51BA6932366A755776']}
+
 CASES = [
     Case('unsupported-system', {}, 'mirror-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
     Case('supported-system', {}, 'mirror-unsupported-system', absent=True),
@@ -71,6 +76,15 @@ CASES = [
     Case('repository-fine', {'mirror_apt_repositories': [{'name': 'extra', 'url': 'http://x/', 'suites': ['jammy'],
                                                           'components': ['main'], 'architectures': ['amd64']}]},
          'mirror-apt-repositories', absent=True),
+    Case('repository-key-without-fingerprints', {'mirror_apt_repositories': [dict(PPA, key_fingerprints=None)]},
+         'mirror-apt-repository-keys', contains=['deadsnakes: key_fingerprints null must list the 40 hexadecimal digits']),
+    Case('repository-fingerprint-short', {'mirror_apt_repositories': [dict(PPA, key_fingerprints=['BA6932366A755776'])]},
+         'mirror-apt-repository-keys', contains='"BA6932366A755776"'),
+    Case('repository-fingerprints-without-key', {'mirror_apt_repositories': [dict(PPA, key_url='')]},
+         'mirror-apt-repository-keys', contains='key_url "" must be the http(s) URL of its signing key'),
+    Case('repository-own-key', {'mirror_apt_repositories': [PPA]}, 'mirror-apt-repository-keys', absent=True),
+    Case('repository-amds-key', {'mirror_apt_repositories': [{'name': 'extra', 'url': 'http://x/', 'suites': ['jammy']}]},
+         'mirror-apt-repository-keys', absent=True),
     Case('wheelhouse-bad-url', {'mirror_wheelhouses': [dict(WHEELHOUSE, url='/srv/wheels')]}, 'mirror-wheelhouses',
          contains='SHA256SUMS'),
     Case('wheelhouse-file-with-directory', {'mirror_wheelhouses': [dict(WHEELHOUSE, files=['../lock.txt'])]},

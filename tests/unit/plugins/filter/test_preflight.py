@@ -292,6 +292,9 @@ def _recipe(vllm_ref='v0.32.0', recipe=''):
     return _set(engine_build={'vllm_ref': vllm_ref, 'recipe': recipe, 'releases': _RELEASES})
 
 
+# This node runs the build, with the recipe's gcc and Python ("" for toolchain_python: the table's).
+_BUILDER = _all(_set(builder=True, toolchain={'python_version': '', 'gcc_version': ''}),
+                lambda inputs: inputs['pythons'].update(toolchain_python=''))
 _SMALL_BAR = 256 * 1024 ** 2
 _NO_RDMA = _set(rdma=_facts('rdma', _rdma_facts([])))
 
@@ -413,6 +416,24 @@ CASES = [
      _all(_recipe(), _set(engine_build_enabled=False)), None),
     ('engine-recipe-rocm-differs-branch-quiet', 'engine-recipe-rocm-differs', _recipe(vllm_ref='main'), None),
     ('engine-recipe-rocm-differs-not-given-quiet', 'engine-recipe-rocm-differs', _set(), None),
+    # The node that builds: Debian 12 has no gcc 13 for vLLM 0.32.0's torch; Ubuntu 22.04 takes it from a PPA.
+    ('build-toolchain-unavailable-debian-12-gcc-13', 'build-toolchain-unavailable',
+     _all(_debian, _recipe(), _BUILDER), 'fail'),
+    ('build-toolchain-unavailable-ubuntu-22.04-quiet', 'build-toolchain-unavailable', _all(_recipe(), _BUILDER), None),
+    ('build-toolchain-unavailable-debian-12-gcc-12-asked-quiet', 'build-toolchain-unavailable',
+     _all(_debian, _recipe(), _BUILDER, _set(toolchain={'python_version': '', 'gcc_version': '12'})), None),
+    ('build-toolchain-unavailable-not-the-builder-quiet', 'build-toolchain-unavailable',
+     _all(_debian, _recipe(), _BUILDER, _set(builder=False)), None),
+    ('build-toolchain-unavailable-prebuilt-wheels-quiet', 'build-toolchain-unavailable',
+     _all(_debian, _recipe(), _BUILDER, _set(engine={'name': 'vllm', 'version': '0.32.0', 'source': 'wheels'})), None),
+    ('build-toolchain-unavailable-stand-in-sources-quiet', 'build-toolchain-unavailable',
+     _all(_debian, _recipe(vllm_ref='main'), _BUILDER), None),
+    # engine_python "": the engine role's table gives the node its Python (3.12 from deadsnakes on Ubuntu 22.04).
+    ('engine-python-unsupported-table-3.10-asked', 'engine-python-unsupported',
+     _all(_recipe(), _set(pythons={'engine_python': '', 'toolchain_python': ''},
+                          engine={'name': 'vllm', 'version': '0.32.0', 'python_version': '3.10'})), 'fail'),
+    ('engine-python-unsupported-table-quiet', 'engine-python-unsupported',
+     _all(_recipe(), _set(pythons={'engine_python': '', 'toolchain_python': ''})), None),
     ('exporter-os-unsupported-debian-12', 'exporter-os-unsupported', _all(_debian, _MONITORED), 'warn'),
     ('exporter-os-unsupported-ubuntu-quiet', 'exporter-os-unsupported', _MONITORED, None),
     ('exporter-os-unsupported-no-monitoring-quiet', 'exporter-os-unsupported', _debian, None),
@@ -777,12 +798,33 @@ def test_the_role_reads_the_engine_build_roles_table():
     assert expression.endswith("| from_yaml)._engine_build_releases }}")
 
 
+def test_the_builders_readings_say_where_its_gcc_and_python_come_from():
+    inputs = healthy()
+    _all(_recipe(), _BUILDER, _set(pythons={'engine_python': '', 'toolchain_python': ''}))(inputs)
+    readings = preflight_readings(inputs)
+    assert readings['toolchain'] == {'python': '3.12', 'python_path': '/usr/bin/python3.12', 'gcc': '13',
+                                     'sources': ['deadsnakes', 'ubuntu-toolchain-r-test']}
+    assert readings['engine_python_plan'] == {'python': '3.12', 'python_path': '/usr/bin/python3.12', 'gcc': None,
+                                              'sources': ['deadsnakes']}
+    assert readings['pythons'] == [], 'a Python the roles install from the table is not read'
+
+
+def test_the_debian_builder_is_told_what_to_set():
+    inputs = healthy()
+    _all(_debian, _recipe(), _BUILDER)(inputs)
+    finding = by_id(preflight_findings(inputs), 'build-toolchain-unavailable')
+    assert 'Debian 12 cannot give gcc 13' in finding['message'] and 'toolchain_gcc_version' in finding['message']
+    assert 'mi300x-01' in finding['message']
+
+
 def test_readings_of_the_support_table():
     readings = preflight_readings(healthy())
     assert readings['rocm_target'] == {'version': '7.1.1', 'from': 'rocm_version', 'series': '7.1', 'installed': '7.1.1'}
     assert readings['gpu_models'] == [{'name': 'AMD Instinct MI300X', 'gfx_target': 'gfx942', 'source': 'rocm', 'count': 2,
                                        'candidates': ['MI300X'], 'named': ['MI300X']}]
-    assert readings['engine'] == {'name': 'vllm', 'version': '0.32.0', 'python_range': '>=3.11,<3.15'}
+    assert readings['engine'] == {'name': 'vllm', 'version': '0.32.0', 'python_range': '>=3.11,<3.15', 'source': 'build'}
+    # Python paths are given: the table plans nothing; this node does not build.
+    assert readings['toolchain'] is None and readings['engine_python_plan'] is None
     assert readings['pythons'] == [{'variables': ['engine_python', 'toolchain_python'], 'path': PYTHON312, 'read': True,
                                     'version': '3.12.3', 'error': None}]
     assert readings['exporter_planned'] is False
@@ -802,7 +844,11 @@ def test_the_role_passes_the_other_roles_defaults_where_the_inventory_sets_nothi
         ('engine', 'engine_name'): inputs['engine']['name'],
         ('engine', 'engine_version'): inputs['engine']['version'],
         ('engine', 'engine_python'): role_vars['_preflight_pythons']['engine_python'],
+        ('engine', 'engine_python_version'): inputs['engine']['python_version'],
+        ('engine', 'engine_source'): inputs['engine']['source'],
         ('toolchain', 'toolchain_python'): role_vars['_preflight_pythons']['toolchain_python'],
+        ('toolchain', 'toolchain_python_version'): inputs['toolchain']['python_version'],
+        ('toolchain', 'toolchain_gcc_version'): inputs['toolchain']['gcc_version'],
         ('engine_build', 'engine_build_enabled'): inputs['engine_build_enabled'],
         ('engine_build', 'engine_build_recipe'): inputs['engine_build']['recipe'],
         ('exporters', 'exporters_amdgpu_exporter_enabled'): inputs['exporter']['enabled'],

@@ -7,13 +7,25 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import pytest
+import os
 
+import pytest
+import yaml
+
+from ansible_collections.llmfleet.rocm.plugins.filter.build import build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.filter.toolchain_inputs import RULES, toolchain_input_problems
-from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
+from input_rules import PLATFORM, ROOT, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
 VALUES = role_defaults('toolchain')
 CTX = {'platform': PLATFORM, 'rocm_release': '7.1.1'}
+with open(os.path.join(ROOT, 'roles', 'engine_build', 'vars', 'main.yml')) as _handle:
+    RELEASES = yaml.safe_load(_handle)['_engine_build_releases']
+
+
+def _plan(system, release='0.32.0', **asked):
+    """What the build_toolchain filter answers for a system (the role's _toolchain_plan)."""
+    return build_toolchain(system, release=release, releases=RELEASES, **asked)
+
 
 CASES = [
     Case('unsupported-system', {}, 'toolchain-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
@@ -29,6 +41,27 @@ CASES = [
     Case('relative-dir', {'toolchain_dir': 'opt/toolchain'}, 'toolchain-dir-absolute', contains='"opt/toolchain"'),
     Case('root-dir', {'toolchain_dir': '/'}, 'toolchain-dir-absolute'),
     Case('absolute-dir', {'toolchain_dir': '/srv/toolchain'}, 'toolchain-dir-absolute', absent=True),
+    Case('python-relative', {'toolchain_python': 'python3.12'}, 'toolchain-python-path', contains='"python3.12"'),
+    Case('python-from-the-table', {}, 'toolchain-python-path', absent=True),
+    Case('python-given', {'toolchain_python': '/opt/python3.12/bin/python3.12'}, 'toolchain-python-path', absent=True),
+    # Debian 12 for vLLM 0.32.0: no gcc 13 (its own Python 3.11 is inside the release's range).
+    Case('debian-12-no-gcc-13', {}, 'toolchain-unavailable', {'plan': _plan('Debian-12')},
+         contains=['Debian 12 cannot give gcc 13', 'toolchain_gcc_version', '"12"']),
+    Case('debian-12-gcc-12-asked', {'toolchain_gcc_version': '12'}, 'toolchain-unavailable',
+         {'plan': _plan('Debian-12', gcc_version='12')}, absent=True),
+    Case('ubuntu-22.04-python-3.11-asked', {'toolchain_python_version': '3.11'}, 'toolchain-unavailable',
+         {'plan': _plan('Ubuntu-22', python_version='3.11')},
+         contains=['Ubuntu 22.04 cannot give Python 3.11', 'toolchain_python_version', 'toolchain_python to the path']),
+    Case('ubuntu-22.04-from-the-ppas', {}, 'toolchain-unavailable', {'plan': _plan('Ubuntu-22')}, absent=True),
+    Case('no-release-no-recipe', {}, 'toolchain-unavailable', {'plan': _plan('Debian-12', release='')}, absent=True),
+    Case('unsupported-system-said-once', {}, 'toolchain-unavailable', {'platform': UNSUPPORTED, 'plan': _plan('CentOS-9')},
+         absent=True),
+    Case('python-below-the-range', {'toolchain_vllm_release': '0.32.0', 'toolchain_python': '/opt/py/bin/python3'},
+         'toolchain-python-range', {'python_found': '3.10', 'python_path': '/opt/py/bin/python3'},
+         contains=['/opt/py/bin/python3 is Python 3.10, outside vLLM 0.32.0\'s requires-python >=3.11,<3.15']),
+    Case('python-inside-the-range', {'toolchain_vllm_release': '0.32.0'}, 'toolchain-python-range', {'python_found': '3.12'},
+         absent=True),
+    Case('python-no-release', {}, 'toolchain-python-range', {'python_found': '3.10'}, absent=True),
 ]
 
 

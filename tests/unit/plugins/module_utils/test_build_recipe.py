@@ -133,8 +133,12 @@ def test_the_defaults_take_the_recipe_of_the_pinned_release():
     assert found['components'] == {
         'pytorch': {'repo': 'https://github.com/ROCm/pytorch.git', 'ref': '733fca1'},
         'triton': {'repo': 'https://github.com/ROCm/triton.git', 'ref': '669b31a'},
+        'torchvision': {'repo': 'https://github.com/pytorch/vision.git', 'ref': 'v0.28.0'},
+        'torchaudio': {'repo': 'https://github.com/pytorch/audio.git', 'ref': 'v2.11.0'},
         'flash_attention': {'repo': 'https://github.com/Dao-AILab/flash-attention.git', 'ref': '0e60e394'},
         'aiter': {'repo': 'https://github.com/ROCm/aiter.git', 'ref': 'v0.1.24.post1'},
+        # Dockerfile.rocm's ROCM_TRITON_KERNELS_COMMIT (an archive of ROCm's Triton): a git source for the role.
+        'triton_kernels': {'repo': 'https://github.com/ROCm/triton.git', 'ref': '669b31acc1dd1b3fd93286afd5db67f65d9f7557'},
     }
     assert set(found['origins'].values()) == {'recipe'}
 
@@ -155,26 +159,30 @@ def test_a_users_value_wins_and_the_rest_follow_the_recipe():
 
 
 def test_the_labs_build_a_branch_with_every_source_set():
-    """molecule/build: vLLM's main branch, PyTorch's and Triton's repositories and refs set (AITER and flash-attention
-    off): no recipe, no problem."""
+    """molecule/build: vLLM's main branch, the repositories and refs of PyTorch, Triton, torchvision, torchaudio and
+    triton_kernels set (AITER and flash-attention off): no recipe, no problem."""
     lab = 'http://llmfleet-lab-repo:8080/sources/'
-    found = br.sources(values(vllm_ref='main', vllm_repo=lab + 'vllm.git', pytorch_repo=lab + 'pytorch.git',
-                              pytorch_ref='main', triton_repo=lab + 'triton.git', triton_ref='main'), ROLE_TABLE)
+    given = dict(('%s_%s' % (name, field), lab + name + '.git' if field == 'repo' else 'main')
+                 for name in ('pytorch', 'triton', 'torchvision', 'torchaudio', 'triton_kernels') for field in ('repo', 'ref'))
+    found = br.sources(values(vllm_ref='main', vllm_repo=lab + 'vllm.git', **given), ROLE_TABLE)
     assert found['problems'] == []
     assert (found['release'], found['entry'], found['rocm_version']) == (None, None, None)
     assert found['components']['pytorch'] == {'repo': lab + 'pytorch.git', 'ref': 'main'}
-    assert found['origins'] == {'pytorch': 'user', 'triton': 'user', 'flash_attention': None, 'aiter': None}
+    assert found['origins'] == {'pytorch': 'user', 'triton': 'user', 'torchvision': 'user', 'torchaudio': 'user',
+                                'flash_attention': None, 'aiter': None, 'triton_kernels': 'user'}
     assert found['components']['aiter'] == {'repo': '', 'ref': ''}
 
 
 def test_a_branch_without_sources_is_refused_naming_what_to_set():
     found = br.sources(values(vllm_ref='main', pytorch_ref='main', aiter=True), ROLE_TABLE)
+    missing = ('engine_build_pytorch_repo, engine_build_triton_repo, engine_build_triton_ref, engine_build_torchvision_repo,'
+               ' engine_build_torchvision_ref, engine_build_torchaudio_repo, engine_build_torchaudio_ref,'
+               ' engine_build_aiter_repo, engine_build_aiter_ref, engine_build_triton_kernels_repo,'
+               ' engine_build_triton_kernels_ref')
     assert found['problems'] == [
-        'engine_build_vllm_ref main is not a release of the recipe table (0.30.0, 0.31.0, 0.32.0, 0.33.0), so'
-        ' engine_build_pytorch_repo, engine_build_triton_repo, engine_build_triton_ref, engine_build_aiter_repo,'
-        ' engine_build_aiter_ref have no default: set engine_build_recipe to the release that ref follows (its refs'
-        ' fill what you leave ""), or set engine_build_pytorch_repo, engine_build_triton_repo, engine_build_triton_ref,'
-        ' engine_build_aiter_repo, engine_build_aiter_ref yourself.']
+        'engine_build_vllm_ref main is not a release of the recipe table (0.30.0, 0.31.0, 0.32.0, 0.33.0), so %s have no'
+        ' default: set engine_build_recipe to the release that ref follows (its refs fill what you leave ""), or set %s'
+        ' yourself.' % (missing, missing)]
 
 
 def test_a_branch_takes_the_recipe_it_names():
@@ -198,12 +206,14 @@ def test_0_33_0_is_refused_with_the_reason():
         ' collection supports ROCm 7.x; it installs torch 2.13.0+rocm10.0.0 as wheels instead of building it from'
         ' ROCm\'s fork (its docker/Dockerfile.rocm_base). Pin engine_build_vllm_ref to a release built on ROCm 7.x'
         ' with torch from source (0.30.0, 0.31.0, 0.32.0), or set engine_build_recipe to one of them, or set'
-        ' engine_build_pytorch_repo, engine_build_pytorch_ref, engine_build_triton_repo, engine_build_triton_ref'
-        ' yourself.']
+        ' engine_build_pytorch_repo, engine_build_pytorch_ref, engine_build_triton_repo, engine_build_triton_ref,'
+        ' engine_build_torchvision_repo, engine_build_torchvision_ref, engine_build_torchaudio_repo,'
+        ' engine_build_torchaudio_ref, engine_build_triton_kernels_repo, engine_build_triton_kernels_ref yourself.']
 
 
 def test_0_33_0_with_every_source_set_or_another_recipe_builds():
-    every = dict(('%s_%s' % (name, field), 'x') for name in ('pytorch', 'triton') for field in ('repo', 'ref'))
+    every = dict(('%s_%s' % (name, field), 'x') for name in ('pytorch', 'triton', 'torchvision', 'torchaudio', 'triton_kernels')
+                 for field in ('repo', 'ref'))
     assert br.sources(values(vllm_ref='v0.33.0', **every), ROLE_TABLE)['problems'] == []
     found = br.sources(values(vllm_ref='v0.33.0', recipe='0.32.0'), ROLE_TABLE)
     assert found['problems'] == [] and found['components']['pytorch']['ref'] == '733fca1'

@@ -132,6 +132,16 @@ def test_python_outside_the_release_range(python, version):
     problems = contact_problems(_result(dict(CPU, python=python, version=version)), 'cpu')
     assert len(problems) == 1
     assert "requires-python >=3.11,<3.15" in problems[0] and 'engine_python' in problems[0]
+    assert problems[0].startswith('The venv runs Python %d.%d, outside vLLM %s' % (python[0], python[1], version.split('+')[0]))
+    assert 'no worker starts on it' in problems[0] and 'deadsnakes' in problems[0]
+
+
+def test_python_below_the_minimum_is_the_one_refusal_even_when_vllm_does_not_import():
+    """On Python 3.10 vLLM 0.32's import itself fails (typing.Self): the refusal names the Python, not the import."""
+    report = _rocm(python=[3, 10, 12], platform={'error': "ImportError: cannot import name 'Self' from 'typing'"})
+    problems = contact_problems(_result(report), 'rocm')
+    assert len(problems) == 1 and problems[0].startswith('The venv runs Python 3.10, outside vLLM 0.32.0')
+    assert contact_problems(_result(_rocm(python=[3, 12, 3])), 'rocm') == []
 
 
 def test_python_of_an_unknown_release_is_not_judged():

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ast
+import hashlib
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.filter.build import build_plan
 from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import (
-    BuildError, WheelBuild, pid_alive, read_json, tail, wheelhouse_complete)
+    BuildError, WheelBuild, pid_alive, read_json, tail, tree_digest, wheelhouse_complete)
 
 WHEEL_MAKER = r'''
 import base64, hashlib, json, os, sys, time, zipfile
@@ -38,7 +39,8 @@ for second in range(int(os.environ.get('SLEEP_' + name.upper(), '0'))):
 if os.path.exists('FAIL'):
     print('error: %s does not compile' % name, flush=True)
     sys.exit(3)
-seen = dict((k, os.environ.get(k)) for k in ('PYTORCH_ROCM_ARCH', 'MAX_JOBS', 'STAGE_FLAG', 'VIRTUAL_ENV', 'PIP_CONSTRAINT'))
+seen = dict((k, os.environ.get(k)) for k in ('PYTORCH_ROCM_ARCH', 'MAX_JOBS', 'STAGE_FLAG', 'VIRTUAL_ENV', 'PIP_CONSTRAINT',
+                                              'KERNELS_DIR'))
 seen['commit'] = open('.git/HEAD').read().strip() if os.path.exists('.git/HEAD') else None
 files = {name + '/__init__.py': 'SEEN = %r\n' % seen,
          '%s-%s.dist-info/METADATA' % (name, version): 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n%s' % (
@@ -314,3 +316,129 @@ def test_tail_and_pid_alive(tmp_path):
     assert tail(str(log), 3) == ['line 98', 'line 99', '[50%] progress']
     assert tail(str(tmp_path / 'missing')) == []
     assert pid_alive(os.getpid()) and not pid_alive(0) and not pid_alive(2 ** 22 + 7)
+
+
+def _find(name, path):
+    """What ansible.builtin.find (recurse, get_checksum) lists of a directory: one result of the role's loop."""
+    files = []
+    for top, _dirs, names in os.walk(path):
+        for filename in names:
+            full = os.path.join(top, filename)
+            with open(full, 'rb') as handle:
+                files.append({'path': full, 'checksum': hashlib.sha1(handle.read()).hexdigest()})
+    return {'item': {'name': name, 'path': path}, 'files': files}
+
+
+class Extras(object):
+    """A path component (a directory on the builder, as /opt/rocm/share/amd_smi) and a repository whose subdirectory
+    is exported for the engine's build (as ROCm's Triton's python/triton_kernels/triton_kernels)."""
+
+    def __init__(self, sources):
+        self.sources = sources
+        self.smi = os.path.join(sources.root, 'opt', 'amd_smi')
+        os.makedirs(self.smi)
+        with open(os.path.join(self.smi, 'make_wheel.py'), 'w') as handle:
+            handle.write(WHEEL_MAKER)
+        with open(os.path.join(self.smi, 'pyproject.toml'), 'w') as handle:
+            handle.write('[project]\nname = "smilike"\n')
+        self.kernels = os.path.join(sources.root, 'src', 'kernelslike')
+        os.makedirs(os.path.join(self.kernels, 'python', 'kernels', 'kernels'))
+        with open(os.path.join(self.kernels, 'python', 'kernels', 'kernels', '__init__.py'), 'w') as handle:
+            handle.write('KERNELS = 1\n')
+        subprocess.check_call(['git', 'init', '--quiet', '--initial-branch=main', self.kernels])
+        sources.commit('kernelslike', 'first')
+
+    def plan(self, export='python/kernels/kernels'):
+        sources = self.sources
+        components = [
+            {'name': 'torchlike', 'repo': sources.repo('torchlike'), 'ref': 'main', 'install': True,
+             'steps': [[sys.executable, 'make_wheel.py', 'torchlike', '1.0']]},
+            {'name': 'smilike', 'path': self.smi, 'steps': [['python3', 'make_wheel.py', 'smilike', '0.5']]},
+            {'name': 'kernelslike', 'repo': self.kernels, 'ref': 'main', 'export': export, 'steps': []},
+            {'name': 'enginelike', 'repo': sources.repo('enginelike'), 'ref': 'main', 'source_env': {'KERNELS_DIR': 'kernelslike'},
+             'steps': [['python3', 'make_wheel.py', 'enginelike', '3.0', 'torchlike']]},
+        ]
+        commits = [None if c.get('path') else git(c['repo'], 'rev-parse', 'HEAD') for c in components]
+        return build_plan(components, COMMON, commits, trees=[_find('smilike', self.smi)])
+
+
+def _seen(sources, plan, name):
+    wheel_dir = os.path.join(sources.root, 'build', 'wheelhouse', plan['key'])
+    wheel = [w for w in os.listdir(wheel_dir) if w.startswith(name + '-')][0]
+    text = zipfile.ZipFile(os.path.join(wheel_dir, wheel)).read(name + '/__init__.py').decode()
+    return ast.literal_eval(text.split('=', 1)[1].strip())
+
+
+def test_a_path_component_and_an_export_stage(sources):
+    extras = Extras(sources)
+    plan = extras.plan()
+    stages = dict((stage['name'], stage) for stage in plan['stages'])
+    assert stages['smilike']['commit'] == tree_digest(extras.smi, _find('smilike', extras.smi)['files'])
+    result = builder(sources, plan).execute()
+    assert result['built'] == ['torchlike', 'smilike', 'kernelslike', 'enginelike']
+    final = os.path.join(sources.root, 'build', 'wheelhouse', plan['key'])
+    assert sorted(name for name in os.listdir(final) if name.endswith('.whl')) == [
+        'enginelike-3.0-py3-none-any.whl', 'smilike-0.5-py3-none-any.whl', 'torchlike-1.0-py3-none-any.whl']
+    # The path component was built from a copy: the builder's directory is as it was.
+    assert sorted(os.listdir(extras.smi)) == ['make_wheel.py', 'pyproject.toml']
+    # The engine's build saw the exported directory, kept under the export stage's key, without the checkout's .git.
+    tree = os.path.join(sources.root, 'build', 'stages', stages['kernelslike']['key'], 'tree')
+    assert _seen(sources, plan, 'enginelike')['KERNELS_DIR'] == tree
+    assert sorted(os.listdir(tree)) == ['__init__.py']
+    manifest = read_json(os.path.join(final, 'llmfleet-wheelhouse.json'))
+    assert [(stage['name'], stage['ref'], stage['wheels']) for stage in manifest['stages']][1:3] == [
+        ('smilike', extras.smi, ['smilike-0.5-py3-none-any.whl']), ('kernelslike', 'main', [])]
+
+
+def test_a_changed_directory_rebuilds_from_its_stage_on_and_a_build_in_place_does_not(sources):
+    extras = Extras(sources)
+    first = extras.plan()
+    builder(sources, first).execute()
+    # What an earlier "pip wheel ." in place left there is neither copied nor in the digest.
+    os.makedirs(os.path.join(extras.smi, 'build', 'lib'))
+    os.makedirs(os.path.join(extras.smi, '__pycache__'))
+    with open(os.path.join(extras.smi, '__pycache__', 'x.pyc'), 'w') as handle:
+        handle.write('cache')
+    assert extras.plan()['key'] == first['key']
+    with open(os.path.join(extras.smi, 'libamd_smi.so'), 'w') as handle:
+        handle.write('a new ROCm release')
+    second = extras.plan()
+    assert second['key'] != first['key']
+    result = builder(sources, second).execute()
+    assert result['built'] == ['smilike', 'kernelslike', 'enginelike'] and result['reused'] == ['torchlike']
+    copied = os.path.join(sources.root, 'build', 'src', 'smilike')
+    assert 'build' not in os.listdir(copied) and '__pycache__' not in os.listdir(copied)
+
+
+def test_a_path_components_links_are_followed_into_the_copy(sources):
+    """A link into the rest of the ROCm tree (../lib/libamd_smi.so) still points at its file from the copy."""
+    extras = Extras(sources)
+    lib = os.path.join(sources.root, 'opt', 'lib')
+    os.makedirs(lib)
+    with open(os.path.join(lib, 'libamd_smi.so'), 'w') as handle:
+        handle.write('the library')
+    os.symlink('../lib/libamd_smi.so', os.path.join(extras.smi, 'libamd_smi.so'))
+    plan = extras.plan()
+    builder(sources, plan).execute()
+    copied = os.path.join(sources.root, 'build', 'src', 'smilike', 'libamd_smi.so')
+    assert not os.path.islink(copied)
+    with open(copied) as handle:
+        assert handle.read() == 'the library'
+
+
+def test_an_export_of_a_missing_directory_fails_with_the_stage(sources):
+    extras = Extras(sources)
+    plan = extras.plan(export='python/no_such_kernels')
+    with pytest.raises(BuildError) as caught:
+        builder(sources, plan).execute()
+    assert caught.value.stage == 'kernelslike'
+    assert 'python/no_such_kernels is not a directory of %s' % extras.kernels in str(caught.value)
+
+
+def test_a_plan_refuses_a_source_env_without_an_earlier_export(sources):
+    components = [{'name': 'enginelike', 'repo': sources.repo('enginelike'), 'ref': 'main',
+                   'source_env': {'KERNELS_DIR': 'kernelslike'}, 'steps': [['python3', 'make_wheel.py']]}]
+    with pytest.raises(Exception, match="takes KERNELS_DIR from 'kernelslike', which is no export stage before it"):
+        build_plan(components, COMMON, [sources.head('enginelike')])
+    with pytest.raises(Exception, match="component 'smilike' lacks commit"):
+        build_plan([{'name': 'smilike', 'path': '/opt/amd_smi', 'steps': [['python3', 'make_wheel.py']]}], COMMON, [None])

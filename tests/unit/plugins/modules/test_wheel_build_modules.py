@@ -31,13 +31,26 @@ def build_args(tmp_path, **changes):
     ({'key': '../x'}, 'is not a directory name'),
     ({'stages': [dict(STAGE, commit='')]}, 'stage 1 (vllm) lacks commit'),
     ({'stages': [dict(STAGE, steps=['python3 setup.py bdist_wheel'])]}, 'every step must be a non-empty argument list'),
+    ({'stages': [dict(STAGE, repo='')]}, 'stage 1 (vllm) lacks repo'),
+    ({'stages': [dict(STAGE, steps=[])]}, 'and there must be one'),
+    ({'stages': [dict(STAGE, export='python/triton_kernels/triton_kernels')]},
+     'exports python/triton_kernels/triton_kernels and has no steps'),
     ({'keep': 0}, 'keep must be 1 or more'),
     ({'python': '/nonexistent/python3'}, 'is not an executable Python'),
-], ids=['reserved-key', 'path-key', 'unresolved-commit', 'step-as-string', 'keep-zero', 'no-python'])
+], ids=['reserved-key', 'path-key', 'unresolved-commit', 'step-as-string', 'no-repo', 'no-steps', 'export-with-steps',
+        'keep-zero', 'no-python'])
 def test_wheel_build_refuses_bad_input_before_anything(node, tmp_path, changes, message):
     result = node.run('wheel_build', **build_args(tmp_path, **changes))
     assert result['failed'] is True and message in result['msg']
     assert not os.path.exists(str(tmp_path / 'build'))
+
+
+def test_wheel_build_takes_a_path_stage_and_an_export_stage(node, tmp_path):
+    """A directory on the builder instead of a repository (amdsmi), a checkout's directory and no steps (triton_kernels)."""
+    path_stage = dict(STAGE, name='amdsmi', repo=None, ref=None, path='/opt/rocm/share/amd_smi')
+    export_stage = dict(STAGE, name='triton_kernels', export='python/triton_kernels/triton_kernels', steps=[])
+    result = node.run('wheel_build', _ansible_check_mode=True, **build_args(tmp_path, stages=[path_stage, export_stage, STAGE]))
+    assert result.get('failed') is not True and result['changed'] is True
 
 
 def test_wheel_build_in_check_mode_reports_the_build_it_would_run(node, tmp_path):
