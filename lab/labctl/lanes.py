@@ -26,13 +26,14 @@ import threading
 import time
 
 # Seconds of each scenario in a full `molecule test --all` on 2 cores in two lanes, from make test's lane logs (each
-# scenario's first destroy to its last; docs/measurements.md, "make test").
+# scenario's first destroy to its last; docs/measurements.md, "make test"). mirror: 2865 less the package index's
+# three per-project loops per sync (about 1,500 s), now one pip download of about 20 s.
 WEIGHTS = {
     'build': 485,
     'engine': 195,
     'gateway': 325,
     'lab': 65,
-    'mirror': 2865,
+    'mirror': 1350,
     'node_options': 120,
     'preflight': 120,
     'rocm': 285,
