@@ -32,7 +32,7 @@ collection: ## Link the checkout as ansible_collections/llmfleet/rocm
 	@mkdir -p $(dir $(COLLECTION_LINK))
 	@test -L $(COLLECTION_LINK) || ln -sfn ../../.. $(COLLECTION_LINK)
 
-test: venv ## Run every test: yamllint, ansible-lint, ansible-test sanity, the shipped collection, pytest, molecule
+test: venv ## Run every test: yamllint, ansible-lint, ansible-test sanity, the shipped collection, pytest, molecule and the sandbox
 	@tests/run-all.sh
 
 lint: yamllint ansible-lint ## yamllint and ansible-lint only
