@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import subprocess
 import sys
 import time
 
@@ -121,3 +122,19 @@ def test_a_sandbox_lane_stops_the_hosts_whatever_happened_and_fails_if_either_fa
 ])
 def test_the_sandboxs_step_lines(line, expected):
     assert lanes.step_line(line) == expected
+
+
+@pytest.mark.parametrize('without,step,left_out', [
+    ('multinode', 'multinode', True), ('multinode', 'validation', False), ('', 'multinode', False),
+    ('validation multinode', 'validation', True), ('multinodes', 'multinode', False)])
+def test_the_sandbox_leaves_out_exactly_the_steps_named_in_sandbox_without(without, step, left_out):
+    """tests/sandbox.sh's own `without` function, which make test's lane uses with SANDBOX_WITHOUT=multinode."""
+    with open(os.path.join(ROOT, 'tests', 'sandbox.sh')) as handle:
+        script = handle.read()
+    function = script[script.index('without() {'):script.index('\n}\n', script.index('without() {')) + 3]
+    proc = subprocess.run(['bash', '-c', function + 'without %s "the step"' % step], env=dict(os.environ, SANDBOX_WITHOUT=without),
+                          stdout=subprocess.PIPE, universal_newlines=True)
+    assert (proc.returncode == 0) is left_out
+    assert ('left out' in proc.stdout) is left_out
+    with open(os.path.join(ROOT, 'tests', 'run-all.sh')) as handle:
+        assert 'export SANDBOX_WITHOUT="${SANDBOX_WITHOUT-multinode}"' in handle.read()
