@@ -30,7 +30,9 @@ AMD_PREFIX = 'amd'
 # The mirror host's own pip (python3-pip). PIP_CONFIG_FILE=/dev/null skips every pip.conf, the system's too, which
 # --isolated keeps reading; --isolated drops the PIP_* variables and the user's configuration.
 PIP = ['env', 'PIP_CONFIG_FILE=/dev/null', '/usr/bin/python3', '-m', 'pip', '--isolated']
-_SUMS_LINE_RE = re.compile(r'^([0-9a-fA-F]{64}) [ *]([^/\s][^\s]*)\Z')
+# A SHA256SUMS line: a plain file name (a wheel's or an sdist's), which the mirror's fetch uses as it is: in the
+# wheelhouse's directory, after its URL, as curl's and sha256sum's argument. No directory, no leading "." or "-".
+_SUMS_LINE_RE = re.compile(r'^([0-9a-fA-F]{64}) [ *]([A-Za-z0-9_][A-Za-z0-9._+-]*)\Z')
 
 
 def _strip(url):
@@ -176,13 +178,17 @@ def mirror_plan(values, fleet, keyring):
 
 def mirror_sums(text):
     """A wheelhouse's SHA256SUMS (``<sha256>  <file>`` lines) -> a list of {file, sha256}; refuses anything else."""
-    files = []
+    files, seen = [], set()
     for number, line in enumerate((text or '').splitlines(), start=1):
         if not line.strip():
             continue
         match = _SUMS_LINE_RE.match(line.strip())
-        if not match or '/' in match.group(2) or match.group(2) in ('.', '..'):
-            raise AnsibleFilterError('SHA256SUMS line %d is not "<sha256>  <file name>": %s' % (number, show(line)))
+        if not match:
+            raise AnsibleFilterError('SHA256SUMS line %d is not "<sha256>  <file name>" (a file name of letters, digits,'
+                                     ' "_", ".", "+" or "-", not starting with "." or "-"): %s' % (number, show(line)))
+        if match.group(2) in seen:
+            raise AnsibleFilterError('SHA256SUMS line %d names %s again' % (number, match.group(2)))
+        seen.add(match.group(2))
         files.append({'file': match.group(2), 'sha256': match.group(1).lower()})
     if not files:
         raise AnsibleFilterError('SHA256SUMS lists no file')

@@ -11,6 +11,7 @@ __metaclass__ = type
 
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared'))
@@ -58,6 +59,18 @@ def test_the_sync_log_shows_pip_s_download(host):
     log = host.file('%s/logs/%s.log' % (ROOT, manifest['id'])).content_string
     assert '== ' in log and 'engine-index: ' in log
     assert 'Successfully downloaded' in log
+
+
+def test_the_sync_log_shows_each_wheelhouse_fetched_in_one_run_and_checked(host):
+    """The served snapshot is converge's, the first: every file of each wheelhouse fetched by one curl run, then all
+    checked against its SHA256SUMS, with nothing else said."""
+    manifest = json.loads(fetch(host, '/manifest.json')[1])
+    log = host.file('%s/logs/%s.log' % (ROOT, manifest['id'])).content_string
+    for name in ('engine', 'router'):
+        count = len([line for line in fetch(host, '/wheels/%s/SHA256SUMS' % name)[1].splitlines() if line.strip()])
+        assert count > 0
+        assert re.search(r'^== \S+ %s: http://\S+/\nFetching %d of the %d files of SHA256SUMS\nAll %d files checked against'
+                         r' SHA256SUMS$' % (name, count, count, count), log, re.MULTILINE), log[-3000:]
 
 
 def test_the_package_index_is_served_as_pip_reads_it(host):

@@ -186,6 +186,10 @@ SUMS = '%s  vllm-0.32.0-py3-none-any.whl\n%s *torch-2.13.0.whl\n\n' % ('A' * 64,
 def test_sums():
     assert mirror_sums(SUMS) == [{'file': 'vllm-0.32.0-py3-none-any.whl', 'sha256': 'a' * 64},
                                  {'file': 'torch-2.13.0.whl', 'sha256': 'b' * 64}]
+    # Local versions, sdists, underscores: file names as wheelhouses hold them.
+    text = '%s  torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl\r\n%s  flash_attn-2.8.3.tar.gz\n' % ('c' * 64, 'd' * 64)
+    assert [item['file'] for item in mirror_sums(text)] == ['torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl',
+                                                            'flash_attn-2.8.3.tar.gz']
 
 
 @pytest.mark.parametrize('text, message', [
@@ -193,6 +197,13 @@ def test_sums():
     ('abc  x.whl\n', 'line 1'),
     ('%s  ../x.whl\n' % ('a' * 64), 'line 1'),
     ('%s  dir/x.whl\n' % ('a' * 64), 'line 1'),
+    ('%s  -rf\n' % ('a' * 64), 'line 1'),
+    ('%s  .hidden.whl\n' % ('a' * 64), 'line 1'),
+    ('%s  $(id).whl\n' % ('a' * 64), 'line 1'),
+    ('%s  a;b.whl\n' % ('a' * 64), 'line 1'),
+    ('%s  x.whl?y=1\n' % ('a' * 64), 'line 1'),
+    ('%s  %%2e%%2e\n' % ('a' * 64), 'line 1'),
+    ('%s  x.whl\n%s  y.whl\n%s  x.whl\n' % ('a' * 64, 'b' * 64, 'c' * 64), 'line 3 names x.whl again'),
 ])
 def test_bad_sums(text, message):
     with pytest.raises(AnsibleFilterError, match=message):
