@@ -6,9 +6,12 @@
 Each role keeps its rules in one ``RuleSet``: a rule is a function of the role's variables
 (``values``, a mapping of every ``<role>_*`` variable) and a context (``ctx``: the platform from
 the base role, and whatever node readings the role feeds in), returning ``None``, one message or a
-list of messages. A message names the variable, the value and what to do. The role's
-``<role>_input_problems`` filter returns the messages; the tests call ``RuleSet.check`` to see
-which rule spoke, so that every rule is proven to be reachable.
+list of messages. A message names the variable, the value and what to do. The rule sets live in
+plugins/plugin_utils/inputs/<role>.py; the roles ask them through one filter,
+``llmfleet.rocm.input_problems('<role>', ...)`` (plugins/filter/__inputs.py), which returns the messages; the tests
+call ``RuleSet.check`` to see which rule spoke, so that every rule is proven to be reachable.
+
+Only controller code imports this file (filters, plugin_utils, and module_utils/multinode.py for the filters).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -106,6 +109,32 @@ def mirror_only_rule(ruleset, names):
                                  % (name, show(item), show(mirror), name))
         return found
     return _outside
+
+
+def python_path_rule(ruleset, name, default):
+    """Register ``<role>-python-path``: the variable ``name`` is "" or null (``default``, the Python the role takes
+    then) or the absolute path of a Python."""
+    @ruleset.rule('%s-python-path' % ruleset.role)
+    def _python_path(values, ctx):
+        python = values.get(name)
+        if python in ('', None) or is_absolute_path(python):
+            return None
+        return ('%s %s must be "" (%s) or the absolute path of a Python, such as /opt/python3.12/bin/python3.12.'
+                % (name, show(python), default))
+    return _python_path
+
+
+def toolchain_plan_rule(ruleset, rule_id, key):
+    """Register ``rule_id``: on a supported system, the problems of the plan ``ctx[key]`` (the build_toolchain filter,
+    module_utils/_build_toolchain.py): the per-system table cannot give the gcc or Python asked for. Quiet before the
+    plan is made and on a system the support table refuses (``<role>-unsupported-system`` speaks then)."""
+    @ruleset.rule(rule_id)
+    def _unavailable(values, ctx):
+        plan = ctx.get(key)
+        if not isinstance(plan, dict) or not (ctx.get('platform') or {}).get('supported'):
+            return None
+        return list(plan.get('problems') or [])
+    return _unavailable
 
 
 def show(value):

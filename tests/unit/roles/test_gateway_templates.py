@@ -7,7 +7,7 @@ The real templates are rendered with ansible's Templar, the role's defaults and 
 the role renders them), and parsed directive by directive with crossplane (the nginx configuration
 parser). Each hostile value (a newline and a directive, ``%``, ``$``, quotes, a space, ``;``, ``{``,
 ``}``, ``#``) in each variable that reaches an nginx file is either refused by
-``gateway_input_problems`` with a message that names the variable, or the parsed configuration
+``input_problems('gateway')`` with a message that names the variable, or the parsed configuration
 holds exactly the baseline's directives plus what the value means. With an nginx binary on PATH (or
 in LLMFLEET_NGINX), the rendered tree also passes ``nginx -t``.
 """
@@ -25,7 +25,7 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.llmfleet.rocm.plugins.filter.gateway_inputs import gateway_input_problems, gateway_server_keys
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.gateway import gateway_input_problems, gateway_server_keys
 
 try:
     import crossplane

@@ -12,7 +12,7 @@ project built for two Pythons. An http server serves both and is also the proxy 
 The mirror: the role's own shell command (roles/mirror/tasks/snapshot.yml) with the plan's pip argv (mirror_plan), run
 by bash with the mirror host's pip (Debian's python3-pip where this machine has it) and the venv's, into
 wheels/<name>/files/ of a snapshot, with pip configuration around it that it must not read (a system pip.conf and a
-user pip.conf with no-index, PIP_* variables). The lock is judged first (mirror_input_problems with the locks); the
+user pip.conf with no-index, PIP_* variables). The lock is judged first (input_problems('mirror') with the locks); the
 manifest is the role's own expression over what the find task returns.
 
 The nodes: the role's nginx configuration, rendered from its template, in the real nginx on loopback (LLMFLEET_NGINX,
@@ -49,7 +49,7 @@ from ansible.template import Templar
 from role_files import ROOT, load_yaml, trusted  # the collection loader is installed by role_files
 
 from ansible_collections.llmfleet.rocm.plugins.filter.mirror import mirror_plan  # noqa: E402
-from ansible_collections.llmfleet.rocm.plugins.filter.mirror_inputs import mirror_input_problems  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.mirror import mirror_input_problems  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 from labctl import wheelhouse  # noqa: E402  pylint: disable=wrong-import-position

@@ -12,7 +12,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.llmfleet.rocm.plugins.filter.engine_build_inputs import RULES, engine_build_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.engine_build import RULES, engine_build_input_problems
 from input_rules import ROOT, Case, assert_every_rule_reached, role_defaults, run_case
 
 # The publish directory's default is templated (the controller's $HOME): as a play sees it.

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from ansible_collections.llmfleet.rocm.plugins.filter.build import build_toolchain
-from ansible_collections.llmfleet.rocm.plugins.filter.engine_inputs import (
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.engine import (
     RULES, engine_input_problems, engine_wheels_warnings, lock_pins, unpinned)
 from input_rules import MIRRORED, PLATFORM, ROOT, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
 

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.exporters_inputs import RULES, exporters_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.exporters import RULES, exporters_input_problems
 from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
 # The defaults without the fleet's mirror (templated defaults stay strings here).

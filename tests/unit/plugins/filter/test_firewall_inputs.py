@@ -11,7 +11,7 @@ import copy
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.firewall_inputs import RULES, firewall_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.firewall import RULES, firewall_input_problems
 from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
 VALUES = role_defaults('firewall')

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.gateway_inputs import RULES, gateway_input_problems, gateway_server_keys
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.gateway import RULES, gateway_input_problems, gateway_server_keys
 from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, apply, role_defaults, run_case
 
 ENDPOINTS = [

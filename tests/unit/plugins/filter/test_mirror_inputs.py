@@ -11,7 +11,7 @@ import base64
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.mirror_inputs import RULES, mirror_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.mirror import RULES, mirror_input_problems
 from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
 VALUES = dict(role_defaults('mirror'), mirror_listen_address='10.0.0.5', mirror_http_proxy='')

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.preflight_inputs import RULES, preflight_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.preflight import RULES, preflight_input_problems
 from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
 VALUES = dict(role_defaults('preflight'), preflight_report_dir='/srv/ansible/preflight-reports')

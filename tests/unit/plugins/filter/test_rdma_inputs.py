@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.rdma_inputs import RULES, rdma_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.rdma import RULES, rdma_input_problems
 from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
 VALUES = role_defaults('rdma')

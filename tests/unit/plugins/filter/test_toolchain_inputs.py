@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from ansible_collections.llmfleet.rocm.plugins.filter.build import build_toolchain
-from ansible_collections.llmfleet.rocm.plugins.filter.toolchain_inputs import RULES, toolchain_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.toolchain import RULES, toolchain_input_problems
 from input_rules import PLATFORM, ROOT, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
 VALUES = role_defaults('toolchain')

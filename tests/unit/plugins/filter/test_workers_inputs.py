@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.workers_inputs import RULES, workers_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.workers import RULES, workers_input_problems
 from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 
 # The default bind address is templated from the node's facts; a run renders it to the node's address.

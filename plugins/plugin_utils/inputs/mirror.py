@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the mirror role (``mirror_input_problems``)."""
+"""Input checks of the mirror role (``input_problems('mirror')``)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -294,8 +294,3 @@ def mirror_input_problems(values, platform, fleet=None, gateway=False, locks=Non
     """The mirror role's variables, the fleet it serves, whether this host is a gateway too and, once a sync fetched
     them, the locks of the package indexes (the slurp loop's results) -> a list of messages (empty when they are fine)."""
     return RULES.messages(values, {'platform': platform, 'fleet': fleet or [], 'gateway': gateway, 'locks': locks or []})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'mirror_input_problems': mirror_input_problems}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the workers role (``workers_input_problems``).
+"""Input checks of the workers role (``input_problems('workers')``).
 
 Besides the role's variables, the rules judge what preflight read on the node: the GPUs
 (``ansible_facts.rocm``), the NUMA layout (``ansible_facts.numa``) and the listening TCP sockets
@@ -322,8 +322,3 @@ def workers_input_problems(values, platform, rocm=None, numa=None, tcp_listen=No
     """
     return RULES.messages(values, {'platform': platform, 'rocm': rocm, 'numa': numa, 'tcp_listen': tcp_listen, 'host': host,
                                    'api_key': api_key})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'workers_input_problems': workers_input_problems}

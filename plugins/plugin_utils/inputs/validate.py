@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the validate role (``validate_input_problems``)."""
+"""Input checks of the validate role (``input_problems('validate')``)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -242,8 +242,3 @@ def validate_build_problems(values, platform, builder, rocm, system, arch, fleet
 def validate_input_problems(values, platform, gateways=None):
     """The validate role's variables -> a list of messages (empty when fine). ``gateways``: the gateways group's hosts."""
     return RULES.messages(values, {'platform': platform, 'gateways': gateways or []})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'validate_input_problems': validate_input_problems, 'validate_build_problems': validate_build_problems}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the toolchain role (``toolchain_input_problems``)."""
+"""Input checks of the toolchain role (``input_problems('toolchain')``)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, is_absolute_path, show, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+    RuleSet, is_absolute_path, python_path_rule, show, supported_system_rule, toolchain_plan_rule)
 
 _PIN_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!_-]*\Z')
 _RELEASE_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+\Z')
@@ -44,22 +45,9 @@ def _unpinned(values, ctx):
     return None
 
 
-@RULES.rule('toolchain-python-path')
-def _python_path(values, ctx):
-    python = values.get('toolchain_python')
-    if python in ('', None) or is_absolute_path(python):
-        return None
-    return ('toolchain_python %s must be "" (the per-system table\'s Python) or the absolute path of a Python, such as'
-            ' /opt/python3.12/bin/python3.12.' % show(python))
-
-
-@RULES.rule('toolchain-unavailable')
-def _unavailable(values, ctx):
-    """The system cannot give the recipe's (or the asked) gcc or Python (plugins/module_utils/_build_toolchain.py)."""
-    plan = ctx.get('plan')
-    if not isinstance(plan, dict) or not (ctx.get('platform') or {}).get('supported'):
-        return None
-    return list(plan.get('problems') or [])
+python_path_rule(RULES, 'toolchain_python', 'the per-system table\'s Python')
+# The system cannot give the recipe's (or the asked) gcc or Python.
+toolchain_plan_rule(RULES, 'toolchain-unavailable', 'plan')
 
 
 @RULES.rule('toolchain-python-range')
@@ -89,8 +77,3 @@ def toolchain_input_problems(values, platform, rocm_release='', plan=None, pytho
     own version (``3.12``), asked once it is installed, and ``python_path`` its path."""
     return RULES.messages(values, {'platform': platform, 'rocm_release': rocm_release, 'plan': plan,
                                    'python_found': python_found, 'python_path': python_path})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'toolchain_input_problems': toolchain_input_problems}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the engine role (``engine_input_problems``), the lock's pins included, and the warnings of the
+"""Input checks of the engine role (``input_problems('engine')``), the lock's pins included, and the warnings of the
 prebuilt path (``engine_wheels_warnings``)."""
 
 from __future__ import absolute_import, division, print_function
@@ -13,7 +13,8 @@ import re
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import lock_entries, lock_problems, rocm_label_warnings
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
-    RuleSet, as_int, is_absolute_path, is_http_url, mirror_only_rule, show, supported_system_rule)
+    RuleSet, as_int, is_absolute_path, is_http_url, mirror_only_rule, python_path_rule, show, supported_system_rule,
+    toolchain_plan_rule)
 
 _VERSION_RE = re.compile(r'^[0-9][0-9A-Za-z.+_-]*\Z')
 _MODEL_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
@@ -242,22 +243,9 @@ def _python_version(values, ctx):
     return _build_toolchain.version_tuple(python.get('version')), 'the per-system table\'s %s' % python.get('path')
 
 
-@RULES.rule('engine-python-path')
-def _python_path(values, ctx):
-    python = values.get('engine_python')
-    if python in ('', None) or is_absolute_path(python):
-        return None
-    return ('engine_python %s must be "" (the per-system table\'s Python, which the role installs) or the absolute path'
-            ' of a Python, such as /opt/python3.12/bin/python3.12.' % show(python))
-
-
-@RULES.rule('engine-python-unavailable')
-def _python_unavailable(values, ctx):
-    """engine_python "": the system cannot give the release's Python (module_utils/_build_toolchain.py)."""
-    plan = ctx.get('python_plan')
-    if not isinstance(plan, dict) or not (ctx.get('platform') or {}).get('supported'):
-        return None
-    return list(plan.get('problems') or [])
+python_path_rule(RULES, 'engine_python', 'the per-system table\'s Python, which the role installs')
+# engine_python "": the system cannot give the release's Python.
+toolchain_plan_rule(RULES, 'engine-python-unavailable', 'python_plan')
 
 
 @RULES.rule('engine-python-unreadable')
@@ -336,8 +324,3 @@ def engine_wheels_warnings(lock, rocm_version=''):
     node's. ``lock``: the lock's text or the result of reading it; ``rocm_version``: the node's ROCm ("" when unknown)."""
     text = _lock_read(lock)[0]
     return rocm_label_warnings(lock_entries(text), rocm_version) if text is not None else []
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'engine_input_problems': engine_input_problems, 'engine_wheels_warnings': engine_wheels_warnings}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the engine_build role (``engine_build_input_problems``).
+"""Input checks of the engine_build role (``input_problems('engine_build')``).
 
 Besides the role's variables, the rules judge what the build would be made of (the architecture list and the
 components, from vars/main.yml), the facts of the GPU nodes the wheels are for (host -> ansible_facts, ``{}`` for a
@@ -277,8 +277,3 @@ def engine_build_sources(values, releases):
     """The engine_build role's variables and its recipe table -> the repository and ref of every component it builds
     (the user's where set, else the recipe's), and what the recipe in use says."""
     return _build_recipe.sources(values, releases)
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'engine_build_input_problems': engine_build_input_problems, 'engine_build_sources': engine_build_sources}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the firewall role (``firewall_input_problems``).
+"""Input checks of the firewall role (``input_problems('firewall')``).
 
 Besides the firewall_* variables, the rules judge what the ruleset takes from the inventory: the
 host's own workers_* and gateway_* values and the private addresses of the peers it opens ports
@@ -242,8 +242,3 @@ def _peers(values, ctx):
 def firewall_input_problems(values, platform, hostvars=None, groups=None, host=None):
     """The firewall role's variables and this host's peers -> a list of messages (empty when they are fine)."""
     return RULES.messages(values, {'platform': platform, 'hostvars': hostvars or {}, 'groups': groups or {}, 'host': host})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'firewall_input_problems': firewall_input_problems}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the rdma role (``rdma_input_problems``).
+"""Input checks of the rdma role (``input_problems('rdma')``).
 
 Besides the role's variables, the rules judge the node: its RDMA devices (``llmfleet.rocm.rdma_facts``), its
 network interfaces and the interface of its default IPv4 route (gathered facts), and what the role is about to
@@ -160,8 +160,3 @@ def rdma_input_problems(values, platform, devices=None, interfaces=None, managem
         'management_ifname': management_ifname or '', 'socket_ifnames': socket_ifnames or [],
         'ib_hca_devices': ib_hca_devices or [],
     })
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'rdma_input_problems': rdma_input_problems}

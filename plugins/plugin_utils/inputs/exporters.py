@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the exporters role (``exporters_input_problems``).
+"""Input checks of the exporters role (``input_problems('exporters')``).
 
 Besides the role's variables, the rules judge the node's ROCm release as llmfleet.rocm.rocm_facts read it (it is
 written into the node exporter's textfile) and whether the node is a gateway (its ports then count too).
@@ -142,8 +142,3 @@ def _rocm_version(values, ctx):
 def exporters_input_problems(values, platform, rocm_version='', gateway=False):
     """Messages for every problem of the exporters role's inputs (empty when there is none)."""
     return RULES.messages(values, {'platform': platform, 'rocm_version': rocm_version, 'gateway': gateway})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'exporters_input_problems': exporters_input_problems}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the tuning role (``tuning_input_problems``).
+"""Input checks of the tuning role (``input_problems('tuning')``).
 
 The node's part: the role reads the files its settings need (``update-grub``,
 ``/proc/sys/kernel/numa_balancing``, the idle states and cpufreq of CPU 0) with one
@@ -145,8 +145,3 @@ def tuning_input_problems(values, platform, node_paths=None, files=None, kernel_
     """The tuning role's variables and what the node has -> a list of messages (empty when they are fine)."""
     return RULES.messages(values, {'platform': platform, 'node_paths': node_paths or {}, 'files': files or {},
                                    'kernel_args': kernel_args or []})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'tuning_input_problems': tuning_input_problems}

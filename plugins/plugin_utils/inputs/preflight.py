@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the preflight role (``preflight_input_problems``).
+"""Input checks of the preflight role (``input_problems('preflight')``).
 
 An unsupported system is not an input problem here: preflight reports it as the finding
 os-unsupported (with the collection's one "Unsupported system" message) and still reads the node.
@@ -77,8 +77,3 @@ def _report_dir(values, ctx):
 def preflight_input_problems(values, platform):
     """The preflight role's variables -> a list of messages (empty when they are fine)."""
     return RULES.messages(values, {'platform': platform})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'preflight_input_problems': preflight_input_problems}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the rocm role (``rocm_input_problems``)."""
+"""Input checks of the rocm role (``input_problems('rocm')``)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -176,8 +176,3 @@ def _upgrade(values, ctx):
 def rocm_input_problems(values, platform, release_checks=None, packages=None):
     """The rocm role's variables (and, once read, the node's answers) -> a list of messages (empty when they are fine)."""
     return RULES.messages(values, {'platform': platform, 'release_checks': release_checks, 'packages': packages})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'rocm_input_problems': rocm_input_problems}

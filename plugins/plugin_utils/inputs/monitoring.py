@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Input checks of the monitoring role (``monitoring_input_problems``).
+"""Input checks of the monitoring role (``input_problems('monitoring')``).
 
 Besides the role's variables, the rules judge the targets the role would write: every host it scrapes
 needs a known address, and every worker endpoint and exporter port must be one Prometheus can use.
@@ -99,8 +99,3 @@ def _targets(values, ctx):
 def monitoring_input_problems(values, platform, hostvars=None, groups=None):
     """Messages for every problem of the monitoring role's inputs (empty when there is none)."""
     return RULES.messages(values, {'platform': platform, 'hostvars': hostvars or {}, 'groups': groups or {}})
-
-
-class FilterModule(object):
-    def filters(self):
-        return {'monitoring_input_problems': monitoring_input_problems}
