@@ -1,61 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters for the arithmetic roles need on ROCm versions and GPU targets."""
+"""No filter. The names plugins/filter/rocm_inputs.py and its tests
+import from here, until the input checks move to plugins/plugin_utils.
+
+What they are: plugins/plugin_utils/rocm_release.py. Delete this file when nothing imports from it.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rocm_release import rocm_release, rocm_version_code, unknown_gfx_targets
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_repositories import node_repositories
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import KNOWN_GFX_TARGETS
-
-_RELEASE_RE = re.compile(r'^(?:[0-9]+:)?(?P<major>[0-9]+)\.(?P<minor>[0-9]+)(?:\.(?P<patch>[0-9]+))?')
-
-
-def rocm_release(package_version):
-    """``7.1.1.70101-38~24.04`` (a rocm-core package version) -> ``7.1.1``; None when it is not one."""
-    if package_version is None:
-        return None
-    match = _RELEASE_RE.match(str(package_version))
-    if not match:
-        return None
-    return '%s.%s.%s' % (match.group('major'), match.group('minor'), match.group('patch') or '0')
-
-
-def rocm_version_code(version):
-    """``7.1.1`` -> ``70101``, the number AMD puts into every ROCm package version."""
-    match = _RELEASE_RE.match(str(version))
-    if not match:
-        raise AnsibleFilterError('rocm_version_code: %r is not a ROCm version such as 7.1.1' % (version,))
-    return '%d%02d%02d' % (int(match.group('major')), int(match.group('minor')), int(match.group('patch') or 0))
-
-
-def rocm_repositories(base_url, rocm_version, amdgpu_version=None, graphics=None):
-    """AMD's apt repositories a node registers for ``rocm_version`` under ``base_url`` (module_utils/_amd_repositories).
-
-    Judges nothing: the rocm role's input checks refuse a bad URL or release before the list is used, and a
-    ``graphics`` that is not true or false follows AMD's instructions."""
-    return node_repositories(base_url, rocm_version, amdgpu_version, graphics)
-
-
-def unknown_gfx_targets(targets):
-    """The entries of ``targets`` that are not LLVM AMDGPU processor names."""
-    if isinstance(targets, str):
-        targets = re.split(r'[;,\s]+', targets.strip())
-    return [target for target in targets if target and target not in KNOWN_GFX_TARGETS]
+__all__ = ['FilterModule', 'rocm_release', 'rocm_version_code', 'unknown_gfx_targets']
 
 
 class FilterModule(object):
-    """llmfleet.rocm filters."""
-
     def filters(self):
-        return {
-            'rocm_release': rocm_release,
-            'rocm_repositories': rocm_repositories,
-            'rocm_version_code': rocm_version_code,
-            'unknown_gfx_targets': unknown_gfx_targets,
-        }
+        return {}
