@@ -609,8 +609,9 @@ def test_filter_names():
     roles = importlib.import_module('ansible_collections.llmfleet.rocm.plugins.filter.__roles').FilterModule().filters()
     assert sorted(name for name in roles if name.startswith('preflight_')) == [
         'preflight_finding_lines', 'preflight_findings', 'preflight_readings']
-    assert (roles['preflight_findings'], roles['preflight_finding_lines'], roles['preflight_readings']) == (
-        preflight_findings, preflight_finding_lines, preflight_readings)
+    for function in (preflight_findings, preflight_finding_lines, preflight_readings):
+        assert (roles[function.__name__].__module__, roles[function.__name__].__name__) == (
+            function.__module__, function.__name__)
 
 
 # ---------------------------------------------------------------------------------------------
