@@ -185,11 +185,11 @@ SUMS = '%s  vllm-0.32.0-py3-none-any.whl\n%s *torch-2.13.0.whl\n\n' % ('A' * 64,
 
 def test_sums():
     assert sha256sums_files(SUMS) == [{'file': 'vllm-0.32.0-py3-none-any.whl', 'sha256': 'a' * 64},
-                                 {'file': 'torch-2.13.0.whl', 'sha256': 'b' * 64}]
+                                      {'file': 'torch-2.13.0.whl', 'sha256': 'b' * 64}]
     # Local versions, sdists, underscores: file names as wheelhouses hold them.
     text = '%s  torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl\r\n%s  flash_attn-2.8.3.tar.gz\n' % ('c' * 64, 'd' * 64)
     assert [item['file'] for item in sha256sums_files(text)] == ['torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl',
-                                                            'flash_attn-2.8.3.tar.gz']
+                                                                 'flash_attn-2.8.3.tar.gz']
 
 
 @pytest.mark.parametrize('text, message', [

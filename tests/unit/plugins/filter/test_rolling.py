@@ -157,7 +157,7 @@ def test_a_worker_alone_is_restarted():
     batch = [{'node': 'gpu-node-1', 'name': 'llmfleet-worker-0', 'url': 'http://10.0.0.11:8000'},
              {'node': 'gpu-node-2', 'name': 'llmfleet-worker-1', 'url': 'http://10.0.0.12:8001', 'ranks': []}]
     assert rolling_restart_steps(batch) == [{'node': 'gpu-node-1', 'name': 'llmfleet-worker-0', 'state': 'restarted'},
-                                    {'node': 'gpu-node-2', 'name': 'llmfleet-worker-1', 'state': 'restarted'}]
+                                            {'node': 'gpu-node-2', 'name': 'llmfleet-worker-1', 'state': 'restarted'}]
 
 
 def test_an_engine_over_nodes_stops_as_one_and_its_api_rank_starts_last():
