@@ -21,7 +21,7 @@ so this script has three commands that the playbook calls on the client (the fir
   vllm:request_success_total); per repetition the ratios candidate/baseline; their medians; and a verdict.
   The counts include the one test request `vllm bench serve` sends before each run (the run's first prompt).
 
-The workers' pages are parsed by the collection's own parser (plugins/module_utils/engine_metrics.py), which the
+The workers' pages are parsed by the collection's own parser (plugins/plugin_utils/engine_metrics.py), which the
 playbook copies beside this script on the client.
 
     python3 routing_benchmark.py plan --policies least_conn cache_aware --repetitions 6 --seed 1000 --out /tmp/r
@@ -45,7 +45,7 @@ import sys
 import time
 
 try:
-    from ansible_collections.llmfleet.rocm.plugins.module_utils import engine_metrics
+    from ansible_collections.llmfleet.rocm.plugins.plugin_utils import engine_metrics
 except ImportError:  # on the client: benchmarks/routing.yml copies it beside this script
     import engine_metrics
 

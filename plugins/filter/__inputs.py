@@ -9,11 +9,8 @@ Every role checks its variables, and what it read of the node, before it changes
 
 The filter hands the role's values and the further arguments to the named role's rule set
 (plugins/plugin_utils/inputs/<role>.py, built on ``RuleSet`` of plugins/module_utils/inputs.py; the benchmark's
-lives beside its plan in plugins/filter/benchmark.py) and returns its messages, an empty list when all is well.
+lives beside its plan in plugins/plugin_utils/benchmark.py) and returns its messages, an empty list when all is well.
 The arguments after the role's name are those of the rule set's ``<role>_input_problems`` function.
-
-The file also carries the few role-internal filters that share a file with a rule set: ``engine_build_sources``,
-``engine_wheels_warnings``, ``gateway_server_keys`` and ``validate_build_problems``.
 
 Not API: these filters serve the collection's own roles and may change in any release; a playbook should not call
 them. The file name starts with ``__`` because ``ansible-doc -l`` skips such files (ansible/plugins/list.py), so the
@@ -27,7 +24,7 @@ __metaclass__ = type
 import inspect
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.benchmark import benchmark_input_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.benchmark import benchmark_input_problems
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs import (
     engine, engine_build, exporters, firewall, gateway, mirror, monitoring, preflight, rdma, rocm, toolchain, tuning,
     validate, workers)
@@ -69,8 +66,4 @@ def input_problems(inputs, role, *args, **kwargs):
 
 class FilterModule(object):
     def filters(self):
-        return {'input_problems': input_problems,
-                'engine_build_sources': engine_build.engine_build_sources,
-                'engine_wheels_warnings': engine.engine_wheels_warnings,
-                'gateway_server_keys': gateway.gateway_server_keys,
-                'validate_build_problems': validate.validate_build_problems}
+        return {'input_problems': input_problems}

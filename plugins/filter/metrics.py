@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Read serving engines' Prometheus metrics (the table of names: plugins/module_utils/engine_metrics.py)."""
+"""Read serving engines' Prometheus metrics (public; the table of names: plugins/plugin_utils/engine_metrics.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils import engine_metrics as _table
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils import engine_metrics as _table
 
 
 def prometheus_samples(text):
@@ -35,17 +35,11 @@ def engine_metrics(text, engine='vllm'):
         raise AnsibleFilterError(str(error))
 
 
-def vllm_requests_in_flight(text):
-    """Requests a vLLM server is running or holding in its queue, from its /metrics page."""
-    return requests_in_flight(text, 'vllm')
-
-
 class FilterModule(object):
-    """llmfleet.rocm metrics filters."""
+    """llmfleet.rocm's public metrics filters."""
 
     def filters(self):
         return {
             'engine_metrics': engine_metrics,
             'requests_in_flight': requests_in_flight,
-            'vllm_requests_in_flight': vllm_requests_in_flight,
         }

@@ -10,8 +10,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils._vllm_recipe import RecipeError
-from ansible_collections.llmfleet.rocm.plugins.module_utils._vllm_recipe import vllm_rocm_recipe as _recipe
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.vllm_recipe import RecipeError
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.vllm_recipe import vllm_rocm_recipe as _recipe
 
 
 def vllm_rocm_recipe(base_text, rocm_text):

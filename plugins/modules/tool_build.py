@@ -21,7 +21,7 @@ description:
   - The tarball is written under a temporary name and renamed, the manifest beside it last; a failed or killed
     build leaves no artifact of its key and every other one as it was. An artifact whose manifest and sha256
     match is not built again (changed is false). One build runs at a time per build directory.
-  - The stage comes from the P(llmfleet.rocm.build_plan#filter) filter (one component), as the engine build's do.
+  - The stage comes from the roles' internal C(llmfleet.rocm.build_plan) filter (one component), as the engine build's do.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

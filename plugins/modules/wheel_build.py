@@ -24,7 +24,7 @@ description:
   - A stage whose wheels exist (same stage key) is reused, across builds too; a stage interrupted midway is
     resumed in the tree it left. One build runs at a time on a builder; a second one waits for the first.
   - Meant to run with C(async) and C(poll=0), followed by M(llmfleet.rocm.wheel_build_status), which shows
-    the progress. The keys and stages come from the P(llmfleet.rocm.build_plan#filter) filter.
+    the progress. The keys and stages come from the roles' internal C(llmfleet.rocm.build_plan) filter.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

@@ -2,7 +2,8 @@
 # The collection as it ships: build the tarball with ansible-galaxy, check what it holds, install it
 # into a temporary collections path (offline: its dependencies must already be satisfied by the
 # collections of the `ansible` package in .venv), and from a directory outside the checkout, with
-# no configuration of the checkout, run ansible-doc for every module, filter and role and a syntax
+# no configuration of the checkout, run ansible-doc for every module, public filter and role, check
+# that the roles' internal filters are not listed but resolve by their full names, and run a syntax
 # check of every shipped playbook. The plugins, roles and playbooks are listed from the installed
 # tree. Prints counts; fails on any failure.
 set -euo pipefail
@@ -77,26 +78,83 @@ mapfile -t modules < <(find "$installed/plugins/modules" -maxdepth 1 -name '*.py
   | sed 's/\.py$//' | sort)
 mapfile -t roles < <(find "$installed/roles" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | sort)
 mapfile -t playbooks < <(find "$installed/playbooks" -maxdepth 1 -name '*.yml' -printf '%f\n' 2>/dev/null | sed 's/\.yml$//' | sort)
-# Filters: the names every FilterModule of plugins/filter exports, imported from the installed tree.
-mapfile -t filters < <(PYTHONPATH="$collections" "$bin/python" - "$installed/plugins/filter" <<'EOF'
+# Filters: the names the FilterModule classes of plugins/filter export, imported from the installed tree. The public
+# ones are those of the files whose name does not start with "__"; the roles' internal filters (__roles.py, ...) are the
+# others: ansible-doc -l skips those files.
+filter_names() {
+  PYTHONPATH="$collections" "$bin/python" - "$installed/plugins/filter" "$1" <<'EOF'
 import importlib
 import pathlib
 import sys
 
+internal = sys.argv[2] == 'internal'
 names = set()
 for path in sorted(pathlib.Path(sys.argv[1]).glob('*.py')):
-    if path.name == '__init__.py':
+    if path.name == '__init__.py' or path.name.startswith('__') != internal:
         continue
     module = importlib.import_module('ansible_collections.llmfleet.rocm.plugins.filter.' + path.stem)
     names.update(module.FilterModule().filters())
 print('\n'.join(sorted(names)))
 EOF
-)
-# ...and those ansible-doc lists: the two must agree.
+}
+mapfile -t filters < <(filter_names public)
+mapfile -t internal_filters < <(filter_names internal)
+# ...and those ansible-doc lists: the public ones, and none of the internal ones.
 mapfile -t listed_filters < <("$bin/ansible-doc" -t filter -l llmfleet.rocm --json \
   | "$bin/python" -c 'import json, sys; print("\n".join(sorted(name.split(".", 2)[2] for name in json.load(sys.stdin))))')
 if [ "${filters[*]}" != "${listed_filters[*]}" ]; then
-  fail "the FilterModule classes export [${filters[*]}] but ansible-doc -l lists [${listed_filters[*]}]"
+  fail "the FilterModule classes of the public files export [${filters[*]}] but ansible-doc -l lists [${listed_filters[*]}]"
+fi
+[ "${#internal_filters[@]}" -gt 0 ] || fail "no internal filter found in $installed/plugins/filter/__*.py"
+for name in "${internal_filters[@]}"; do
+  if printf '%s\n' "${listed_filters[@]}" | grep -qxF "$name"; then
+    fail "ansible-doc -l lists the internal filter $name"
+  fi
+done
+# The internal filters resolve by their full name from the installed tree, as Ansible's filter loader finds them.
+if "$bin/python" - "$collections" "$installed" "${internal_filters[@]}" > "$work/resolve.log" 2>&1 <<'EOF'
+import sys
+
+from ansible.plugins.loader import filter_loader, init_plugin_loader
+
+init_plugin_loader([sys.argv[1]])
+bad = []
+for name in sys.argv[3:]:
+    plugin = filter_loader.get('llmfleet.rocm.' + name)
+    where = getattr(plugin, '_original_path', None) or ''
+    if plugin is None or not where.startswith(sys.argv[2] + '/plugins/filter/__'):
+        bad.append('%s (%s)' % (name, where or 'not found'))
+if bad:
+    sys.exit('internal filters that do not resolve from the installed tree: ' + ', '.join(bad))
+print('%d internal filters resolve from the installed tree' % len(sys.argv[3:]))
+EOF
+then
+  tail -n 1 "$work/resolve.log"
+else
+  cat "$work/resolve.log" >&2
+  fail "the internal filters by their full name"
+fi
+# ...and a play calls two of them and a public one, as the roles do.
+cat > "$work/filters.yml" <<'EOF'
+---
+- name: Call internal and public filters by their full names
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Check what they return
+      ansible.builtin.assert:
+        that:
+          - >-
+            ([{'node': 'n', 'name': 'w', 'ranks': []}] | llmfleet.rocm.rolling_restart_steps)
+            == [{'node': 'n', 'name': 'w', 'state': 'restarted'}]
+          - ('a b' | llmfleet.rocm.systemd_exec_word) == '"a b"'
+          - ([3, 0, 1, 2, 8] | llmfleet.rocm.cpu_list) == '0-3,8'
+EOF
+if "$bin/ansible-playbook" -i localhost, -c local "$work/filters.yml" > "$work/filters.log" 2>&1; then
+  echo "a play calls internal and public filters by their full names"
+else
+  cat "$work/filters.log" >&2
+  fail "a play calling internal and public filters by their full names"
 fi
 for kind in modules filters roles playbooks; do
   declare -n list="$kind"
@@ -173,8 +231,8 @@ else
 fi
 
 echo
-echo "==> $(basename "$tarball"): $shipped_files files; ${#modules[@]} modules, ${#filters[@]} filters, ${#roles[@]} roles," \
-  "${#playbooks[@]} playbooks"
+echo "==> $(basename "$tarball"): $shipped_files files; ${#modules[@]} modules, ${#filters[@]} public filters" \
+  "(${#internal_filters[@]} internal), ${#roles[@]} roles, ${#playbooks[@]} playbooks"
 if [ "$failures" -gt 0 ]; then
   echo "==> $failures failure(s)" >&2
   exit 1

@@ -55,7 +55,7 @@ from packaging.version import Version
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if os.path.join(ROOT, '.collections') not in sys.path:
     sys.path.append(os.path.join(ROOT, '.collections'))
-from ansible_collections.llmfleet.rocm.plugins.module_utils._vllm_recipe import vllm_rocm_recipe  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.vllm_recipe import vllm_rocm_recipe  # noqa: E402 pylint: disable=wrong-import-position
 from ansible_collections.llmfleet.rocm.plugins.module_utils._build_recipe import sources  # noqa: E402 pylint: disable=wrong-import-position
 
 FIXTURES = os.path.join(ROOT, 'tests', 'unit', 'fixtures')

@@ -31,9 +31,9 @@ from checks import assert_check_run_changes_nothing  # noqa: E402  pylint: disab
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'files'))
 from numactl import cpu_list  # noqa: E402  pylint: disable=wrong-import-position
 
-# The collection's unit reader, loaded from its file (plugins/filter has a platform.py: it never goes on sys.path).
-_SYSTEMD_SPEC = importlib.util.spec_from_file_location('llmfleet_systemd_filter', os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), 'plugins', 'filter', 'systemd.py'))
+# The collection's unit reader, loaded from its file (plugins/plugin_utils/systemd_unit.py: it needs no collection loader).
+_SYSTEMD_SPEC = importlib.util.spec_from_file_location('llmfleet_systemd_unit', os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), 'plugins', 'plugin_utils', 'systemd_unit.py'))
 SYSTEMD_FILTER = importlib.util.module_from_spec(_SYSTEMD_SPEC)
 _SYSTEMD_SPEC.loader.exec_module(SYSTEMD_FILTER)
 

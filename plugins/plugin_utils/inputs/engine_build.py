@@ -17,7 +17,7 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping
 
-from ansible_collections.llmfleet.rocm.plugins.filter.build import build_arch_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_arch_problems
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe, _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_absolute_path, show
 

@@ -14,7 +14,7 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping
 
-from ansible_collections.llmfleet.rocm.plugins.filter.firewall import is_group_name
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.firewall_rules import is_group_name
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
     RuleSet, as_int, is_closed_address, is_http_url, mirror_only_rule, show, supported_system_rule)
 

@@ -15,7 +15,7 @@ __metaclass__ = type
 
 from collections.abc import Mapping
 
-from ansible_collections.llmfleet.rocm.plugins.filter.firewall import (
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.firewall_rules import (
     ALLOW_KEYS, PROTOS, address_problems, admits, allow_ports, gateway_ports, host_vars, is_comment, is_group_name,
     multinode_ports, node_value, parse_cidr, port_spec, ssh_connection, ssh_port, worker_port_count, worker_ports,
 )

@@ -14,8 +14,8 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.firewall import is_group_name
-from ansible_collections.llmfleet.rocm.plugins.filter.monitoring import monitoring_scrape_targets
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.firewall_rules import is_group_name
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.prometheus_targets import monitoring_scrape_targets
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
     RuleSet, as_int, is_absolute_path, is_closed_address, is_http_url, is_one_line, show, supported_system_rule)
 

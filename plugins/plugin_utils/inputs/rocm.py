@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_release, unknown_gfx_targets
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rocm_release import rocm_release, unknown_gfx_targets
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
     RuleSet, as_int, is_http_url, mirror_only_rule, show, supported_system_rule)
 

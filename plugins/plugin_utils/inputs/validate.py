@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.filter.build import build_arch_problems
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_arch_problems
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
     RuleSet, as_int, as_number, is_absolute_path, is_one_line, show, supported_system_rule)
 from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_thresholds import HEALTH, THRESHOLDS

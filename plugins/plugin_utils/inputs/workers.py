@@ -16,7 +16,7 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.workers import cpu_list, is_private_address, worker_plan
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.worker_plan import cpu_list, is_private_address, worker_plan
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
     RuleSet, as_int, as_number, is_one_line, max_unavailable, show, supported_system_rule)
 

@@ -1,7 +1,7 @@
 # The workers role's first-contact probe (README, "First contact"). The role passes this file on the standard input of
 # the engine venv's Python, started by systemd-run with the worker unit's user, environment and hardening. It changes
 # nothing: it imports the engine, asks it which platform it detected and whether AITER is active, and prints one line,
-# "LLMFLEET_CONTACT <json>", last; the decision is the role's (plugins/module_utils/_first_contact.py).
+# "LLMFLEET_CONTACT <json>", last; the decision is the role's (plugins/plugin_utils/first_contact.py).
 import importlib
 import importlib.util
 import json

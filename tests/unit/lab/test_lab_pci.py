@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.preflight import preflight_findings, preflight_readings
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.preflight_findings import preflight_findings, preflight_readings
 from ansible_collections.llmfleet.rocm.plugins.module_utils import cmdline, lspci
 
 # lab/stubs/ (conftest.py)

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.llmfleet.rocm.plugins.filter.monitoring import monitoring_scrape_targets
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.prometheus_targets import monitoring_scrape_targets
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
 ROLE = os.path.join(ROOT, 'roles', 'monitoring')

@@ -19,7 +19,7 @@ from ansible.template import Templar, trust_as_template
 
 from role_files import ROOT, load_yaml as _load, trusted as _trusted  # the collection loader is installed by role_files
 
-from ansible_collections.llmfleet.rocm.plugins.filter.build import build_plan  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_plan  # noqa: E402
 
 COMMON = {'rocm_version': '7.2.3', 'arch': ['gfx942'], 'python': '3.12', 'system': 'Ubuntu 22', 'env': {}}
 LAB = 'http://llmfleet-lab-repo:8080/sources/'

@@ -22,9 +22,9 @@ from ansible.template import Templar, trust_as_template
 
 from role_files import ROOT, load_yaml as _load, trusted as _trusted  # the collection loader is installed by role_files
 
-from ansible_collections.llmfleet.rocm.plugins.filter.gateway_router import (  # noqa: E402
-    gateway_router_sync, gateway_router_urls, gateway_router_workers)
-from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_split  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.gateway_router import (  # noqa: E402
+    gateway_router_changes, gateway_router_urls, gateway_router_workers)
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.systemd_unit import systemd_directives, systemd_split  # noqa: E402
 
 ROLE = os.path.join(ROOT, 'roles', 'gateway')
 HELP = os.path.join(ROOT, 'tests', 'unit', 'fixtures', 'vllm_router', 'help-0.1.17.txt')
@@ -67,7 +67,7 @@ def test_router_urls(endpoints, drained, urls):
     pytest.param({'urls': []}, ['http://[fd00::1]:8000'], [], ['http://[fd00::1]:8000'], id='empty-router'),
 ])
 def test_router_sync(current, wanted, remove, add):
-    assert gateway_router_sync(current, wanted) == {'remove': remove, 'add': add, 'changed': bool(remove or add)}
+    assert gateway_router_changes(current, wanted) == {'remove': remove, 'add': add, 'changed': bool(remove or add)}
 
 
 @pytest.mark.parametrize('current, wanted', [
@@ -78,7 +78,7 @@ def test_router_sync(current, wanted, remove, add):
 ])
 def test_router_sync_refuses_what_is_not_a_list_of_urls(current, wanted):
     with pytest.raises(AnsibleFilterError):
-        gateway_router_sync(current, wanted)
+        gateway_router_changes(current, wanted)
 
 
 METRICS = os.path.join(ROOT, 'tests', 'unit', 'fixtures', 'vllm_router', 'metrics-0.1.17.txt')
@@ -117,9 +117,9 @@ def test_a_drain_and_back_is_one_remove_then_one_add():
     """The drain sequence the role runs: remove from the router, (restart the worker), add back; a rerun calls nothing."""
     everything = gateway_router_urls(ENDPOINTS)
     drained = gateway_router_urls(ENDPOINTS, drained=['10.0.0.11:8001'])
-    assert gateway_router_sync({'urls': everything}, drained) == {'remove': ['http://10.0.0.11:8001'], 'add': [], 'changed': True}
-    assert gateway_router_sync({'urls': drained}, drained)['changed'] is False
-    assert gateway_router_sync({'urls': drained}, everything) == {'remove': [], 'add': ['http://10.0.0.11:8001'], 'changed': True}
+    assert gateway_router_changes({'urls': everything}, drained) == {'remove': ['http://10.0.0.11:8001'], 'add': [], 'changed': True}
+    assert gateway_router_changes({'urls': drained}, drained)['changed'] is False
+    assert gateway_router_changes({'urls': drained}, everything) == {'remove': [], 'add': ['http://10.0.0.11:8001'], 'changed': True}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -129,7 +129,7 @@ def test_the_router_runs_the_roles_command_line_and_drains_through_its_api(worke
                 time.sleep(0.5)
         else:
             pytest.fail('the router did not answer: %s' % (tmp_path / 'router.log'))
-        assert router.gateway_router_sync(listed, urls)['changed'] is False
+        assert router.gateway_router_changes(listed, urls)['changed'] is False
         # A request carries the worker key (nginx's header); the router passes it on, render call included.
         status, _body = _post(base + '/v1/completions', b'{"model":"m","prompt":"hello","max_tokens":2}',
                               {'Authorization': 'Bearer worker-key-0123456789', 'Content-Type': 'application/json'})
@@ -139,13 +139,13 @@ def test_the_router_runs_the_roles_command_line_and_drains_through_its_api(worke
         assert not workers[2].seen
         # Drain worker 0 and put worker 2 back, as the role does: adds first, then removals, only the differences.
         wanted = router.gateway_router_urls(endpoints, drained=[keys[0]])
-        sync = router.gateway_router_sync(_get(base + '/list_workers'), wanted)
+        sync = router.gateway_router_changes(_get(base + '/list_workers'), wanted)
         assert sync == {'remove': ['http://' + keys[0]], 'add': ['http://' + keys[2]], 'changed': True}
         for url in sync['add']:
             assert _post('%s/add_worker?url=%s' % (base, do_urlencode(url)))[0] == 200
         for url in sync['remove']:
             assert _post('%s/remove_worker?url=%s' % (base, do_urlencode(url)))[0] == 200
-        assert router.gateway_router_sync(_get(base + '/list_workers'), wanted)['changed'] is False
+        assert router.gateway_router_changes(_get(base + '/list_workers'), wanted)['changed'] is False
         before = len(workers[0].seen)
         for _request in range(6):
             _post(base + '/v1/completions', b'{"model":"m","prompt":"another prompt","max_tokens":2}',

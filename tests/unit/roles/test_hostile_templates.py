@@ -30,11 +30,11 @@ from ansible.template import Templar, trust_as_template
 from role_files import ROOT, load_yaml as _load, trusted as _trusted  # the collection loader is installed by role_files
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.rdma import rdma_input_problems  # noqa: E402
-from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_split, systemd_unit_read  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.systemd_unit import systemd_directives, systemd_split, systemd_unit_read  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.tuning import tuning_input_problems  # noqa: E402
-from ansible_collections.llmfleet.rocm.plugins.filter.workers import worker_commands, worker_plan  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.worker_plan import worker_commands, worker_plan  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.workers import workers_input_problems  # noqa: E402
-from ansible_collections.llmfleet.rocm.plugins.module_utils.multinode import multinode_plan  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.multinode import multinode_plan  # noqa: E402
 
 PLATFORM = {'key': 'Debian-12', 'name': 'Debian 12', 'supported': True, 'supported_names': ['Debian 12'],
             'kernel_managed': True}

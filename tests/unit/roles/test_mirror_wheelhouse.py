@@ -40,7 +40,7 @@ from ansible.template import Templar
 
 from role_files import ROOT, load_yaml, trusted  # the collection loader is installed by role_files
 
-from ansible_collections.llmfleet.rocm.plugins.filter.mirror import mirror_plan  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.mirror_plan import mirror_plan  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 from labctl import wheelhouse  # noqa: E402  pylint: disable=wrong-import-position

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""AMD's repositories of the rocm role: the rule (module_utils/_amd_repositories.py), the public filter, and what the
+"""AMD's repositories of the rocm role: the rule (plugin_utils/amd_repositories.py), the public filter, and what the
 role's deb822 task is given on each supported system, rendered from the role's own vars and task with Ansible's
 templar. The lab's hosts are Debian 12 only; Ubuntu 22.04 and 24.04 are proven here.
 
@@ -27,8 +27,8 @@ from ansible.template import Templar
 
 from role_files import ROOT, trusted as _trusted  # the collection loader is installed by role_files
 
-from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_repositories  # noqa: E402
-from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_repositories import (  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rocm_release import rocm_repositories  # noqa: E402
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.amd_repositories import (  # noqa: E402
     graphics_wanted, node_repositories, repository_path)
 
 ROLE = os.path.join(ROOT, 'roles', 'rocm')

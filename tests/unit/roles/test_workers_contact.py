@@ -19,7 +19,7 @@ import hashlib
 import pytest
 
 import test_hostile_templates as templates
-from ansible_collections.llmfleet.rocm.plugins.filter.systemd import systemd_directives, systemd_unit_read
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.systemd_unit import systemd_directives, systemd_unit_read
 
 PROBE = 'print("probe")\n'
 # Directives of the unit that are not the sandbox (how the unit starts, stops and restarts, its limits).

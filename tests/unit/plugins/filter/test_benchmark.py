@@ -10,7 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.benchmark import (
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.benchmark import (
     RULES, benchmark_client_endpoint, benchmark_gateway_drained, benchmark_input_problems, benchmark_nodes, benchmark_shapes)
 from input_rules import Case, assert_every_rule_reached, role_defaults, run_case
 

@@ -11,7 +11,7 @@ import copy
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.build import (
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import (
     build_arch_datacenter, build_arch_list, build_arch_problems, build_max_jobs, build_plan)
 
 

@@ -20,7 +20,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
-from ansible_collections.llmfleet.rocm.plugins.filter.firewall import firewall_rules, worker_port_count
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.firewall_rules import firewall_rules, worker_port_count
 from input_rules import ROOT
 from test_firewall_inputs import GROUPS, HOSTVARS, VALUES, hostvars_with, without_facts
 

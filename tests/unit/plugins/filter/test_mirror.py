@@ -12,9 +12,9 @@ import base64
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.filter.mirror import (
-    mirror_fleet, mirror_manifest_repositories, mirror_plan, mirror_sums, mirror_wheels)
-from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_repositories
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.mirror_plan import (
+    mirror_fleet, mirror_manifest_repositories, mirror_plan, sha256sums_files, mirror_wheels)
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rocm_release import rocm_repositories
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
 from input_rules import role_defaults
 
@@ -184,12 +184,12 @@ SUMS = '%s  vllm-0.32.0-py3-none-any.whl\n%s *torch-2.13.0.whl\n\n' % ('A' * 64,
 
 
 def test_sums():
-    assert mirror_sums(SUMS) == [{'file': 'vllm-0.32.0-py3-none-any.whl', 'sha256': 'a' * 64},
-                                 {'file': 'torch-2.13.0.whl', 'sha256': 'b' * 64}]
+    assert sha256sums_files(SUMS) == [{'file': 'vllm-0.32.0-py3-none-any.whl', 'sha256': 'a' * 64},
+                                      {'file': 'torch-2.13.0.whl', 'sha256': 'b' * 64}]
     # Local versions, sdists, underscores: file names as wheelhouses hold them.
     text = '%s  torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl\r\n%s  flash_attn-2.8.3.tar.gz\n' % ('c' * 64, 'd' * 64)
-    assert [item['file'] for item in mirror_sums(text)] == ['torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl',
-                                                            'flash_attn-2.8.3.tar.gz']
+    assert [item['file'] for item in sha256sums_files(text)] == ['torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl',
+                                                                 'flash_attn-2.8.3.tar.gz']
 
 
 @pytest.mark.parametrize('text, message', [
@@ -207,7 +207,7 @@ def test_sums():
 ])
 def test_bad_sums(text, message):
     with pytest.raises(AnsibleFilterError, match=message):
-        mirror_sums(text)
+        sha256sums_files(text)
 
 
 def test_wheels_from_slurped_sums():

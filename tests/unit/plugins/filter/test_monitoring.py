@@ -14,7 +14,7 @@ import re
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.filter.monitoring import (
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.prometheus_targets import (
     JOBS, monitoring_scrape_targets, monitoring_target_files, target_address)
 
 VALUES = {'monitoring_node_groups': ['gpu_nodes', 'gateways', 'monitoring'], 'monitoring_gpu_group': 'gpu_nodes',

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The base role's support table and the node's kind (plugins/filter/platform.py)."""
+"""The base role's support table and the node's kind (plugins/plugin_utils/node_platform.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.filter.platform import node_packages, node_platform, node_setting
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.node_platform import installed_packages, node_platform, platform_default
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..'))
 with open(os.path.join(ROOT, 'roles', '_common', 'vars', 'main.yml')) as _handle:
@@ -74,12 +74,12 @@ def test_kernel_managed_must_be_a_bool():
 
 @pytest.mark.parametrize('value, expected', [(None, False), (True, True), (False, False)], ids=['follow-node', 'own-true', 'own-false'])
 def test_node_setting(value, expected):
-    assert node_setting(value, {'kernel_managed': False}) is expected
+    assert platform_default(value, {'kernel_managed': False}) is expected
 
 
 def test_node_setting_without_platform():
     with pytest.raises(AnsibleFilterError, match='include llmfleet.rocm._common'):
-        node_setting(None, None)
+        platform_default(None, None)
 
 
 def test_installed_packages_and_holds():
@@ -95,11 +95,11 @@ def test_installed_packages_and_holds():
 
 def test_node_packages_alone():
     installed = {'rocm-core': {'version': '7.1.1', 'held': True}, 'bash': {'version': '5.2', 'held': False}}
-    assert node_packages(installed) == {'packages': {'rocm-core': '7.1.1', 'bash': '5.2'}, 'held': ['rocm-core']}
-    assert node_packages(None) == {'packages': {}, 'held': []}
-    assert node_packages({}) == {'packages': {}, 'held': []}
-    with pytest.raises(AnsibleFilterError, match='node_packages: installed must be the mapping'):
-        node_packages('rocm-core')
+    assert installed_packages(installed) == {'packages': {'rocm-core': '7.1.1', 'bash': '5.2'}, 'held': ['rocm-core']}
+    assert installed_packages(None) == {'packages': {}, 'held': []}
+    assert installed_packages({}) == {'packages': {}, 'held': []}
+    with pytest.raises(AnsibleFilterError, match='installed_packages: installed must be the mapping'):
+        installed_packages('rocm-core')
 
 
 def test_the_fleet_s_mirror():

@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import importlib
 import os
 import re
 
@@ -17,11 +18,10 @@ import pytest
 import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.preflight import (
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.preflight_findings import (
     RULE_IDS,
-    FilterModule,
     preflight_findings,
-    preflight_lines,
+    preflight_finding_lines,
     preflight_readings,
 )
 from ansible_collections.llmfleet.rocm.plugins.module_utils import lspci
@@ -599,19 +599,19 @@ def test_readings_for_the_report():
 
 
 def test_lines():
-    assert preflight_lines([{'id': 'gpu-none', 'level': 'fail', 'message': 'No GPU.', 'fix': 'Seat one.'}]) == [
+    assert preflight_finding_lines([{'id': 'gpu-none', 'level': 'fail', 'message': 'No GPU.', 'fix': 'Seat one.'}]) == [
         '[fail] gpu-none: No GPU. Fix: Seat one.']
-    assert preflight_lines(None) == []
+    assert preflight_finding_lines(None) == []
 
 
 def test_filter_names():
-    assert sorted(FilterModule().filters()) == ['preflight_findings', 'preflight_lines', 'preflight_readings']
-
-
-def test_every_filter_has_a_sidecar_doc():
-    directory = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter')
-    for name in FilterModule().filters():
-        assert os.path.exists(os.path.join(directory, name + '.yml')), name
+    """The role reaches them as internal filters (plugins/filter/__roles.py), each bound to its function here."""
+    roles = importlib.import_module('ansible_collections.llmfleet.rocm.plugins.filter.__roles').FilterModule().filters()
+    assert sorted(name for name in roles if name.startswith('preflight_')) == [
+        'preflight_finding_lines', 'preflight_findings', 'preflight_readings']
+    for function in (preflight_findings, preflight_finding_lines, preflight_readings):
+        assert (roles[function.__name__].__module__, roles[function.__name__].__name__) == (
+            function.__module__, function.__name__)
 
 
 # ---------------------------------------------------------------------------------------------

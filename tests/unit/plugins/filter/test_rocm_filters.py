@@ -9,7 +9,7 @@ __metaclass__ = type
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_release, rocm_version_code, unknown_gfx_targets
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rocm_release import rocm_release, rocm_version_code, unknown_gfx_targets
 
 
 @pytest.mark.parametrize('text, expected', [

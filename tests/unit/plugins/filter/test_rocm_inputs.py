@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.rocm import rocm_version_code
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rocm_release import rocm_version_code
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.rocm import RULES, rocm_input_problems
 from input_rules import MIRRORED, PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case
 

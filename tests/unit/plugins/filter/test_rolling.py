@@ -6,7 +6,7 @@ __metaclass__ = type
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.rolling import roll_restarts, worker_restarts, worker_roll
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rolling_restart import rolling_restart_steps, worker_restart_plan, rolling_restart_batches
 from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import max_unavailable
 
 
@@ -59,41 +59,41 @@ def test_max_unavailable_refuses(value, reason):
 def test_only_the_pending_workers_roll_one_at_a_time():
     nodes = [node('gpu-node-1', 2, pending={'llmfleet-worker-1': '/m'}), node('gpu-node-2', 2, pending={}),
              node('gpu-node-3', 1, pending={'llmfleet-worker-0': '/m'})]
-    assert names(worker_roll(nodes, '10%')) == [['gpu-node-1/llmfleet-worker-1'], ['gpu-node-3/llmfleet-worker-0']]
+    assert names(rolling_restart_batches(nodes, '10%')) == [['gpu-node-1/llmfleet-worker-1'], ['gpu-node-3/llmfleet-worker-0']]
 
 
 def test_every_worker_rolls_in_batches_of_the_limit():
     nodes = [node('a', 3), node('b', 2, pending={'llmfleet-worker-0': '/m'})]
-    assert names(worker_roll(nodes, 2, only_pending=False)) == [
+    assert names(rolling_restart_batches(nodes, 2, only_pending=False)) == [
         ['a/llmfleet-worker-0', 'a/llmfleet-worker-1'], ['a/llmfleet-worker-2', 'b/llmfleet-worker-0'],
         ['b/llmfleet-worker-1']]
 
 
 def test_the_percentage_is_of_the_whole_fleet_not_of_the_pending_workers():
     nodes = [node('a', 4, pending={'llmfleet-worker-%d' % i: '/m' for i in range(4)}), node('b', 4, pending={})]
-    assert [len(batch) for batch in worker_roll(nodes, '50%')] == [4]
-    assert [len(batch) for batch in worker_roll(nodes, '25%')] == [2, 2]
+    assert [len(batch) for batch in rolling_restart_batches(nodes, '50%')] == [4]
+    assert [len(batch) for batch in rolling_restart_batches(nodes, '25%')] == [2, 2]
 
 
 def test_the_endpoint_keeps_its_fields_and_gains_its_node():
-    batch = worker_roll([node('a', 1, pending={'llmfleet-worker-0': '/m/0'})], 1)[0]
+    batch = rolling_restart_batches([node('a', 1, pending={'llmfleet-worker-0': '/m/0'})], 1)[0]
     assert batch == [{'name': 'llmfleet-worker-0', 'url': 'http://a:8000', 'node': 'a', 'restart_mark': '/m/0'}]
 
 
 def test_nothing_pending_is_no_batch():
-    assert worker_roll([node('a', 2), node('b', 1, pending={})], '10%') == []
-    assert worker_roll([], '10%') == []
+    assert rolling_restart_batches([node('a', 2), node('b', 1, pending={})], '10%') == []
+    assert rolling_restart_batches([], '10%') == []
 
 
 def test_a_bad_limit_is_refused_with_its_value():
     with pytest.raises(AnsibleFilterError, match=r'workers_max_unavailable "half" is not usable: it must be a count'):
-        worker_roll([node('a', 2)], 'half', only_pending=False)
+        rolling_restart_batches([node('a', 2)], 'half', only_pending=False)
 
 
 @pytest.mark.parametrize('endpoints', ['a string', [{'name': 'w'}], [{'url': 'http://a:1'}], ['w']])
 def test_a_bad_endpoint_fact_is_refused(endpoints):
     with pytest.raises(AnsibleFilterError, match='llmfleet_worker_endpoints fact of a is not a list of workers'):
-        worker_roll([{'inventory_hostname': 'a', 'llmfleet_worker_endpoints': endpoints}], 1)
+        rolling_restart_batches([{'inventory_hostname': 'a', 'llmfleet_worker_endpoints': endpoints}], 1)
 
 
 NAMES = ['w-0', 'w-1', 'w-2']
@@ -101,7 +101,7 @@ MARKS = {name: '/var/lib/llmfleet/%s.restart-pending' % name for name in NAMES}
 
 
 def restarts(**kwargs):
-    return worker_restarts(NAMES, MARKS, **kwargs)
+    return worker_restart_plan(NAMES, MARKS, **kwargs)
 
 
 def test_nothing_changed_restarts_nothing():
@@ -150,20 +150,20 @@ def test_missing_states_count_as_not_running():
 
 def test_the_roll_carries_each_workers_mark():
     nodes = [node('a', 2, pending={'llmfleet-worker-1': '/m/1'})]
-    assert [e['restart_mark'] for batch in worker_roll(nodes, 1, only_pending=False) for e in batch] == ['', '/m/1']
+    assert [e['restart_mark'] for batch in rolling_restart_batches(nodes, 1, only_pending=False) for e in batch] == ['', '/m/1']
 
 
 def test_a_worker_alone_is_restarted():
     batch = [{'node': 'gpu-node-1', 'name': 'llmfleet-worker-0', 'url': 'http://10.0.0.11:8000'},
              {'node': 'gpu-node-2', 'name': 'llmfleet-worker-1', 'url': 'http://10.0.0.12:8001', 'ranks': []}]
-    assert roll_restarts(batch) == [{'node': 'gpu-node-1', 'name': 'llmfleet-worker-0', 'state': 'restarted'},
-                                    {'node': 'gpu-node-2', 'name': 'llmfleet-worker-1', 'state': 'restarted'}]
+    assert rolling_restart_steps(batch) == [{'node': 'gpu-node-1', 'name': 'llmfleet-worker-0', 'state': 'restarted'},
+                                            {'node': 'gpu-node-2', 'name': 'llmfleet-worker-1', 'state': 'restarted'}]
 
 
 def test_an_engine_over_nodes_stops_as_one_and_its_api_rank_starts_last():
     batch = [{'node': 'gpu-a', 'name': 'llmfleet-worker-engine-0', 'url': 'http://10.0.0.11:8000',
               'ranks': [{'node': 'gpu-b', 'name': 'llmfleet-worker-engine-0'},
                         {'node': 'gpu-c', 'name': 'llmfleet-worker-engine-0'}]}]
-    assert [(step['node'], step['state']) for step in roll_restarts(batch)] == [
+    assert [(step['node'], step['state']) for step in rolling_restart_steps(batch)] == [
         ('gpu-a', 'stopped'), ('gpu-b', 'restarted'), ('gpu-c', 'restarted'), ('gpu-a', 'started')]
-    assert roll_restarts([]) == []
+    assert rolling_restart_steps([]) == []

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Escaping for unit files (plugins/filter/systemd.py), checked against systemd's own parser where it runs."""
+"""Escaping for unit files (plugins/plugin_utils/systemd_unit.py), checked against systemd's own parser where it runs."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,7 +13,7 @@ import subprocess
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.filter.systemd import (
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.systemd_unit import (
     systemd_directives, systemd_environment, systemd_exec_line, systemd_exec_word, systemd_split, systemd_unit_read)
 
 

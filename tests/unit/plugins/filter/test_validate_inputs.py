@@ -13,7 +13,7 @@ import io
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.validate import validate_fleet_table
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.validate_fleet import validate_fleet_table
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.validate import (
     BUILD_RULES, RULES, validate_build_problems, validate_input_problems)
 from input_rules import PLATFORM, UNSUPPORTED, Case, assert_every_rule_reached, role_defaults, run_case

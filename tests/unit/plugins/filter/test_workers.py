@@ -9,7 +9,7 @@ __metaclass__ = type
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.workers import cpu_list, engine_flags, is_private_address, worker_commands, worker_plan
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.worker_plan import cpu_list, engine_flags, is_private_address, worker_commands, worker_plan
 
 
 def rocm(numa_nodes):

@@ -16,7 +16,7 @@ import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _support_matrix as matrix
 from ansible_collections.llmfleet.rocm.plugins.module_utils import lspci
-from ansible_collections.llmfleet.rocm.plugins.module_utils._vllm_recipe import vllm_rocm_recipe
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.vllm_recipe import vllm_rocm_recipe
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
 

@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.build import build_plan
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_plan
 from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_build import (
     ARTIFACT_MANIFEST, ToolBuild, artifact_paths, complete_manifest)
 from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import BuildError

@@ -15,7 +15,7 @@ import shlex
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.filter.validate import validate_fabric_plan, validate_fleet_table
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.validate_fleet import validate_fabric_plan, validate_fleet_table
 from ansible_collections.llmfleet.rocm.plugins.module_utils.rccl_tests import parse_rccl_tests
 from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_fabric import (
     fabric_plan, judge_fabric, mpirun_argv, parse_env_file)

@@ -23,7 +23,7 @@ import zipfile
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.build import build_plan
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_plan
 from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import (
     BuildError, WheelBuild, pid_alive, read_json, tail, tree_digest, wheelhouse_complete)
 

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.filter.build import build_plan
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_plan
 
 STAGE = {'name': 'rccl-tests', 'key': 'b' * 16, 'repo': 'https://example.invalid/rccl-tests.git', 'ref': 'main',
          'commit': 'c' * 40, 'subdir': [''], 'steps': [['make']], 'env': {}, 'install': False}
