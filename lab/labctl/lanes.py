@@ -27,13 +27,14 @@ import time
 
 # Seconds of each scenario in a full `molecule test --all` on 2 cores in two lanes, from make test's lane logs (each
 # scenario's first destroy to its last; docs/measurements.md, "make test"). mirror: 2865 less the package index's
-# three per-project loops per sync (about 1,500 s), now one pip download of about 20 s.
+# three per-project loops per sync (about 1,500 s), now one pip download of about 20 s, and less the wheelhouses'
+# per-file fetch (274-422 s per sync, three syncs), now one curl run of about 30 s.
 WEIGHTS = {
     'build': 485,
     'engine': 195,
     'gateway': 325,
     'lab': 65,
-    'mirror': 1350,
+    'mirror': 900,
     'node_options': 120,
     'preflight': 120,
     'rocm': 285,
