@@ -26,7 +26,7 @@ description:
     I(report_dir).
   - In check mode nothing runs and nothing is written.
   - No module of C(ansible.builtin), C(community.general) or C(ansible.posix) starts an MPI job or reads rccl-tests'
-    report: with C(mpirun) in M(ansible.builtin.command), the report would be parsed and judged in Jinja.
+    report. With C(mpirun) in M(ansible.builtin.command), the report would be parsed and judged in Jinja.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

@@ -22,8 +22,8 @@ description:
     build leaves no artifact of its key and every other one as it was. An artifact whose manifest and sha256
     match is not built again (changed is false). One build runs at a time per build directory.
   - The stage comes from the P(llmfleet.rocm.build_plan#filter) filter (one component), as the engine build's do.
-  - M(ansible.builtin.git), M(ansible.builtin.command) and M(community.general.archive) do each step but not as one: a
-    build stopped between two tasks would leave a half-made artifact under its key, two runs could build in one
+  - M(ansible.builtin.git), M(ansible.builtin.command) and M(community.general.archive) do each step, but not as one.
+    A build stopped between two tasks would leave a half-made artifact under its key, two runs could build in one
     directory at once, and the manifest's sha256s would be computed in Jinja.
 author:
   - llmfleet.rocm contributors (@llmfleet)

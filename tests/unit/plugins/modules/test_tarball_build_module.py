@@ -79,6 +79,6 @@ def test_tarball_build_builds_once_and_reports_a_failure_with_its_log(node, tmp_
     plan = build_plan([{'name': 'rccl-tests', 'repo': repo, 'ref': 'main', 'steps': [['make']]}], {'arch': ['gfx942']},
                       [commit])
     failed = node.run('tarball_build', **build_args(tmp_path, key=plan['key'], stage=plan['stages'][0],
-                                                 document=plan['document']))
+                                                    document=plan['document']))
     assert failed['failed'] is True and 'make failed (rc=2)' in failed['msg']
     assert 'hipcc: error: no rccl.h' in failed['tail'] and failed['log'].endswith(plan['key'] + '.log')
