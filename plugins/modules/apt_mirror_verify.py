@@ -26,6 +26,10 @@ description:
   - A Release with only C(MD5Sum) or C(SHA1) hashes is refused. Every problem is collected; the module fails
     naming the first 20 and how many more there are.
   - C(gpgv) runs with an argument list (no shell) and the C locale.
+  - No module of C(ansible.builtin), C(community.general) or C(ansible.posix) checks a repository before it is served.
+    Apt checks one only on a node's C(apt-get update), and C(gpgv) in M(ansible.builtin.command) with a
+    M(ansible.builtin.stat) per file would parse the Release and Packages files in Jinja and run one module per
+    package.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

@@ -27,6 +27,9 @@ description:
     --metric-percentiles 50,99), fails the task naming the file and what it lacks.
   - Each file is written to a temporary file in O(results_dir) and renamed over its name; a file that holds the
     same content already is left alone.
+  - No module of C(ansible.builtin), C(community.general) or C(ansible.posix) computes a report. The saturation
+    points, efficiencies and plots (matplotlib) need Python on the controller, and M(ansible.builtin.template) would
+    do that arithmetic in Jinja.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

@@ -20,6 +20,9 @@ description:
     refused value (an invalid choice) is reported, that flag set aside and the rest parsed again.
   - SGLang's parser requires C(--model-path); when I(args) has none, a placeholder is given (the model itself is
     not checked).
+  - No module of C(ansible.builtin), C(community.general) or C(ansible.posix) runs a program's argument parser without
+    the program. M(ansible.builtin.command) could only start the engine (which loads the model and takes the GPUs) or
+    read its C(--help) text.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

@@ -25,6 +25,8 @@ description:
   - Writes C(report.json), C(junit.xml), C(summary.txt) and the run's output (C(raw/all_reduce_perf.txt)) under
     I(report_dir).
   - In check mode nothing runs and nothing is written.
+  - No module of C(ansible.builtin), C(community.general) or C(ansible.posix) starts an MPI job or reads rccl-tests'
+    report. With C(mpirun) in M(ansible.builtin.command), the report would be parsed and judged in Jinja.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

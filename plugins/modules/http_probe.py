@@ -24,6 +24,8 @@ description:
   - Header values are never shown (the worker key is sent in one).
   - Requests go through M(ansible.builtin.uri)'s own library (C(fetch_url)), with its certificate checks. A proxy in the
     environment is not used, since every URL is one of the fleet's own.
+  - M(ansible.builtin.uri) would also show the worker key, a header value, among its arguments (with C(-vvv)) unless
+    C(no_log) hid its failure message too.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

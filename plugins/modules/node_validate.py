@@ -23,6 +23,8 @@ description:
   - Output a parser does not recognise fails the module with the command to report; a failed check does not fail
     the module (the role decides, with C(failed_checks)).
   - In check mode nothing runs and nothing is written.
+  - No module of C(ansible.builtin), C(community.general) or C(ansible.posix) reads these tools' outputs. With
+    M(ansible.builtin.command), each output would be parsed and judged in Jinja.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

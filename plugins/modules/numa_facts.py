@@ -23,6 +23,8 @@ description:
     memory channels); all are reported as they are.
   - C(numactl) runs with an argument list (no shell) and the C locale. Output the parser does not know makes the module
     fail, never guess.
+  - Ansible's M(ansible.builtin.setup) gives the processor count and the total memory, not the NUMA nodes, their CPUs
+    and memory or their distances; no module of C(community.general) or C(ansible.posix) reads them.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 extends_documentation_fragment:

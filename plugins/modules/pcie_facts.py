@@ -27,6 +27,8 @@ description:
     capabilities (it prints C(<access denied>) for them); the module then warns and reports no link or ACS state, so run
     it with C(become).
   - Without C(lspci) (package C(pciutils)) the module reports no devices and C(source=null) rather than failing.
+  - Ansible's M(ansible.builtin.setup) does not read the PCI bus (links, BARs, ACS, the tree), and no module of
+    C(community.general) or C(ansible.posix) does.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 extends_documentation_fragment:

@@ -27,6 +27,8 @@ description:
   - C(No IB devices found) from C(ibv_devinfo) is not an error. Other error lines make the module fail with the
     tool's own line and what to do; output the parser does not know is a failure too, never a guess.
   - C(ibv_devinfo) runs with an argument list (no shell) and the C locale.
+  - Ansible's M(ansible.builtin.setup) lists network interfaces, not RDMA devices, their ports, link layers or rates;
+    no module of C(community.general) or C(ansible.posix) reads them.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 extends_documentation_fragment:

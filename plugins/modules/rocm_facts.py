@@ -23,6 +23,8 @@ description:
   - Tools run with an argument list (no shell) and the C locale.
   - The NUMA node of a GPU comes from C(amd-smi) or C(rocm-smi); when neither knows it, from
     C(/sys/bus/pci/devices/<address>/numa_node). The C(Node) of C(rocminfo) is a KFD agent number, not a NUMA node.
+  - Ansible's M(ansible.builtin.setup) does not read GPUs, and no module of C(community.general) or C(ansible.posix)
+    runs the ROCm tools.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 extends_documentation_fragment:

@@ -25,6 +25,9 @@ description:
     resumed in the tree it left. One build runs at a time on a builder; a second one waits for the first.
   - Meant to run with C(async) and C(poll=0), followed by M(llmfleet.rocm.wheel_build_status), which shows
     the progress. The keys and stages come from the roles' internal C(llmfleet.rocm.build_plan) filter.
+  - Tasks of M(ansible.builtin.git) and M(ansible.builtin.command) would run the hours of a build in the play's own
+    connection, not as one C(async) job that resumes a stage where it stopped, and could not replace the wheelhouse in
+    one rename.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

@@ -20,6 +20,8 @@ description:
     every O(interval) seconds; it returns the build's own result when O(job) names its async job.
   - A build whose process is gone while its state still says running was killed (or its host restarted). That
     fails with the last lines of its log; running the build again resumes it.
+  - M(ansible.builtin.async_status) says only whether the job has ended; it shows no stage, no log, and nothing until
+    the end.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 ---
-module: tool_build
+module: tarball_build
 short_description: Build a tool from a git commit into a tarball stored under its build key
 version_added: 0.1.0
 description:
@@ -22,6 +22,9 @@ description:
     build leaves no artifact of its key and every other one as it was. An artifact whose manifest and sha256
     match is not built again (changed is false). One build runs at a time per build directory.
   - The stage comes from the roles' internal C(llmfleet.rocm.build_plan) filter (one component), as the engine build's do.
+  - M(ansible.builtin.git), M(ansible.builtin.command) and M(community.general.archive) do each step, but not as one.
+    A build stopped between two tasks would leave a half-made artifact under its key, two runs could build in one
+    directory at once, and the manifest's sha256s would be computed in Jinja.
 author:
   - llmfleet.rocm contributors (@llmfleet)
 options:
@@ -73,7 +76,7 @@ notes:
 
 EXAMPLES = r'''
 - name: Build rccl-tests once for this key
-  llmfleet.rocm.tool_build:
+  llmfleet.rocm.tarball_build:
     build_dir: /var/lib/llmfleet/build/rccl-tests
     key: "{{ plan.key }}"
     stage: "{{ plan.stages[0] }}"
@@ -178,7 +181,7 @@ def main():
     key = params['key']
     problems = problems_of(params)
     if problems:
-        module.fail_json(msg='tool_build: ' + '; '.join(problems), key=key)
+        module.fail_json(msg='tarball_build: ' + '; '.join(problems), key=key)
     build = ToolBuild(params['build_dir'], key, params['stage'], params['document'], params['outputs'],
                       env=params['env'], keep=params['keep'], tail_lines=params['tail_lines'])
     tarball, log = build.tarball, build.log
@@ -194,7 +197,7 @@ def main():
         module.fail_json(msg='%s\n%s' % (exc, '\n'.join(exc.tail)), key=key, artifact=tarball, log=log,
                          tail=exc.tail, rc=exc.rc)
     except (IOError, OSError) as exc:
-        module.fail_json(msg='tool_build: %s' % exc, key=key, artifact=tarball, log=log)
+        module.fail_json(msg='tarball_build: %s' % exc, key=key, artifact=tarball, log=log)
     manifest = result['manifest']
     module.exit_json(changed=result['changed'], key=key, artifact=tarball, log=log, sha256=manifest['sha256'],
                      files=manifest['files'], seconds=result['seconds'])
