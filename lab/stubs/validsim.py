@@ -40,7 +40,7 @@ from labhost import LabGpuError, link_of
 # tb: TransferBench), the gst GFLOPS as a multiple of the action's target, babel: the factor on the MI355X
 # babel capture (HBM bandwidth from AMD's data sheets over MI355X's 8 TB/s). MI300X's figures are the
 # captures'; the other models have no capture in tests/unit/fixtures, so their factors are set to sit
-# above the figures of their acceptance page in plugins/module_utils/validate_thresholds.py
+# above the figures of their acceptance page in plugins/module_utils/_validate_thresholds.py
 # (not a measurement).
 PERF = {
     # rccl/tb: mi300x-8gpu-acceptance-doc / mi300x-{a2a,p2p}-acceptance-doc as captured;

@@ -8,7 +8,7 @@ Every role checks its variables, and what it read of the node, before it changes
     {{ _rocm_inputs | llmfleet.rocm.input_problems('rocm', llmfleet_platform, packages=...) }}
 
 The filter hands the role's values and the further arguments to the named role's rule set
-(plugins/plugin_utils/inputs/<role>.py, built on ``RuleSet`` of plugins/module_utils/inputs.py; the benchmark's
+(plugins/plugin_utils/inputs/<role>.py, built on ``RuleSet`` of plugins/module_utils/_inputs.py; the benchmark's
 lives beside its plan in plugins/plugin_utils/benchmark.py) and returns its messages, an empty list when all is well.
 The arguments after the role's name are those of the rule set's ``<role>_input_problems`` function.
 

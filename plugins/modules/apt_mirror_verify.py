@@ -142,7 +142,7 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.apt_repository import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._apt_repository import (
     RepositoryError, keyring_bytes, signature_status, summary, verify_suite)
 
 C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}

@@ -91,8 +91,8 @@ import os
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
-from ansible_collections.llmfleet.rocm.plugins.module_utils.benchmark_report import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._atomic_file import write_atomic
+from ansible_collections.llmfleet.rocm.plugins.module_utils._benchmark_report import (
     MODES, ReportError, csv_text, efficiency_base, load_order, point_figures, report_markdown,
     saturation_points, summarize)
 

@@ -108,12 +108,12 @@ import os
 import shlex
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rccl_tests import parse_rccl_tests
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, first_lines, output_text
-from ansible_collections.llmfleet.rocm.plugins.module_utils import validate_report as report
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_fabric import CHECK, judge_fabric, mpirun_argv
+from ansible_collections.llmfleet.rocm.plugins.module_utils._atomic_file import write_atomic
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rccl_tests import parse_rccl_tests
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_runner import ToolRunner, first_lines, output_text
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _validate_report as report
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_fabric import CHECK, judge_fabric, mpirun_argv
 
 GROUP_KEYS = ('group', 'members', 'hosts', 'np', 'networks')
 HOST_KEYS = ('address', 'slots', 'env')

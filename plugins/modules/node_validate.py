@@ -133,17 +133,17 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi import parse_amd_smi_static_json
-from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
-from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi_health import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_smi import parse_amd_smi_static_json
+from ansible_collections.llmfleet.rocm.plugins.module_utils._atomic_file import write_atomic
+from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_smi_health import (
     parse_amd_smi_bad_pages_json, parse_amd_smi_firmware_json, parse_amd_smi_metric_json, parse_amd_smi_static_health_json,
     parse_amd_smi_topology_json)
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rccl_tests import parse_rccl_tests
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rvs import parse_rvs
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, output_text
-from ansible_collections.llmfleet.rocm.plugins.module_utils.transferbench import parse_transferbench
-from ansible_collections.llmfleet.rocm.plugins.module_utils import validate_report as report
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_thresholds import RVS_CONF, judge, model_key, thresholds_for
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rccl_tests import parse_rccl_tests
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rvs import parse_rvs
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_runner import ToolRunner, output_text
+from ansible_collections.llmfleet.rocm.plugins.module_utils._transferbench import parse_transferbench
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _validate_report as report
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_thresholds import RVS_CONF, judge, model_key, thresholds_for
 
 
 class Validation(object):

@@ -117,9 +117,9 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError
-from ansible_collections.llmfleet.rocm.plugins.module_utils import numactl
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, list_dir, read_text
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _numactl as numactl
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_runner import ToolRunner, list_dir, read_text
 
 NODE_DIR_RE = re.compile(r'^node(?P<id>\d+)$')
 

@@ -283,8 +283,8 @@ commands:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils import lspci
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _lspci as lspci
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_runner import ToolRunner
 
 LSPCI_ARGS = ['-D', '-nn', '-vvv']
 

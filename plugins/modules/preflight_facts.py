@@ -286,9 +286,10 @@ import os
 import posixpath
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils import apt_policy, cmdline, dpkg_query, kernel, secure_boot
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils import (
+    _apt_policy as apt_policy, _cmdline as cmdline, _dpkg_query as dpkg_query, _kernel as kernel, _secure_boot as secure_boot)
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_runner import (
     ToolRunner,
     first_lines,
     list_dir,

@@ -166,9 +166,9 @@ commands:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError, normalize_pci_address
-from ansible_collections.llmfleet.rocm.plugins.module_utils import ibv_devinfo
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, list_dir, read_text
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError, normalize_pci_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _ibv_devinfo as ibv_devinfo
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_runner import ToolRunner, list_dir, read_text
 
 # ibv_devinfo exits 255 after "No IB devices found".
 NO_DEVICES_RC = 255

@@ -160,8 +160,8 @@ commands:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils import amd_smi, gpu_facts, rocm_smi, rocminfo
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import ToolRunner, output_text, read_text
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _amd_smi as amd_smi, _gpu_facts as gpu_facts, _rocm_smi as rocm_smi, _rocminfo as rocminfo
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_runner import ToolRunner, output_text, read_text
 
 ROCM_SMI_FLAGS = ['--showproductname', '--showbus', '--showtoponuma', '--showmeminfo', 'vram', '--showdriverversion']
 

@@ -132,8 +132,8 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_build import ToolBuild, complete_manifest
-from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import BuildError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_build import ToolBuild, complete_manifest
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_build import BuildError
 
 STAGE_FIELDS = ('name', 'key', 'repo', 'ref', 'commit', 'steps')
 NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')

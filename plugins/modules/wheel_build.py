@@ -167,7 +167,7 @@ tail:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_build import (
     BuildError, WheelBuild, wheelhouse_complete)
 
 STAGE_FIELDS = ('name', 'key', 'commit')

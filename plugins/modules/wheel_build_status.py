@@ -137,7 +137,7 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_build import (
     STATUS_FILE, pid_alive, read_json, tail, wheelhouse_complete)
 
 

@@ -24,7 +24,7 @@ import math
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, as_number, is_absolute_path, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import RuleSet, as_int, as_number, is_absolute_path, show
 
 MODES = ('dp', 'tp', 'multinode')
 # The modes whose shapes the benchmark sets up on nodes that serve alone.

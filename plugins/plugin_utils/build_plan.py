@@ -13,8 +13,8 @@ import re
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import KNOWN_GFX_TARGETS
-from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import tree_digest
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import KNOWN_GFX_TARGETS
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_build import tree_digest
 
 # A target with optional target features, as PYTORCH_ROCM_ARCH accepts them: gfx90a, gfx90a:xnack-.
 _ARCH_RE = re.compile(r'^(?P<target>gfx[0-9a-f]+)(?P<features>(?::(?:xnack|sramecc)[+-])*)$')

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import as_int, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import as_int, show
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.multinode import RAY_PEER_PORT_SPAN
 
 # Ansible's group names (letters, digits, underscores; not starting with a digit).

@@ -23,7 +23,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.six.moves.urllib.parse import urlsplit
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.amd_repositories import graphics_wanted, repository_path
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import show
 
 # Where AMD's repositories sit in a snapshot: <mirror URL>/amd/ is what the nodes take as their rocm_repo_base_url.
 AMD_PREFIX = 'amd'

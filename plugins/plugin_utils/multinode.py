@@ -26,8 +26,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import as_int
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_fabric import fabric_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import as_int
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_fabric import fabric_address
 
 DEFAULT_MASTER_PORT = 29501
 BACKENDS = ('mp', 'ray')

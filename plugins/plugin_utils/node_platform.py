@@ -11,7 +11,7 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import is_http_url, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import is_http_url, show
 
 _APT_SPECIAL = re.compile(r'["\';{}\\]')
 

@@ -42,9 +42,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, supported_system_rule
-from ansible_collections.llmfleet.rocm.plugins.module_utils.kernel import parse_kernel_version
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import normalize_pci_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import RuleSet, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils._kernel import parse_kernel_version
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import normalize_pci_address
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe, _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _support_matrix as matrix
 
@@ -99,7 +99,7 @@ GIB = 1024 ** 3
 LARGE_BAR_BYTES = 4 * GIB
 # The MI300X tuning guide: with 256 or more logical CPUs keep the IOMMU on (x2APIC needs it).
 MANY_CPUS = 256
-# The one "Unsupported system" message of the collection (module_utils/inputs.py), as a finding here:
+# The one "Unsupported system" message of the collection (module_utils/_inputs.py), as a finding here:
 # preflight reports an unsupported system instead of refusing to look at it.
 _SYSTEM = RuleSet('preflight')
 supported_system_rule(_SYSTEM)

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.firewall_rules import address_of, host_vars, parse_address
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import as_int, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import as_int, show
 
 # The jobs, in the order Prometheus's configuration lists them; the alert rules name them.
 JOBS = ('node', 'amd_gpu', 'nginx', 'gateway_log', 'workers')

@@ -12,7 +12,7 @@ import re
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.amd_repositories import node_repositories
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import KNOWN_GFX_TARGETS
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import KNOWN_GFX_TARGETS
 
 _RELEASE_RE = re.compile(r'^(?:[0-9]+:)?(?P<major>[0-9]+)\.(?P<minor>[0-9]+)(?:\.(?P<patch>[0-9]+))?')
 

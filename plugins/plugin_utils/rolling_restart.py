@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import max_unavailable, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import max_unavailable, show
 
 
 def _endpoints(node):

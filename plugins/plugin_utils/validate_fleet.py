@@ -11,8 +11,8 @@ __metaclass__ = type
 import base64
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_fabric import fabric_plan
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_report import fleet_table
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_fabric import fabric_plan
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_report import fleet_table
 
 
 def validate_fleet_table(names, hostvars, result_name='_validate_result', fabric_name='_validate_fabric_findings'):

@@ -12,7 +12,7 @@ import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
 from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import lock_entries, lock_problems, rocm_label_warnings
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, is_absolute_path, is_http_url, mirror_only_rule, python_path_rule, show, supported_system_rule,
     toolchain_plan_rule)
 

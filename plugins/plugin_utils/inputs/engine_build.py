@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_arch_problems
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_recipe, _build_toolchain
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, is_absolute_path, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import RuleSet, as_int, is_absolute_path, show
 
 _COMPONENT_NAME_RE = re.compile(r'^[a-z][a-z0-9_]*\Z')
 _COMMIT_RE = re.compile(r'^[0-9a-f]{7,40}\Z')

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.firewall_rules import is_group_name
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, is_closed_address, is_http_url, mirror_only_rule, show, supported_system_rule)
 
 _VERSION_RE = re.compile(r'^[0-9]+(\.[0-9]+){1,3}\Z')

@@ -19,7 +19,7 @@ from ansible_collections.llmfleet.rocm.plugins.plugin_utils.firewall_rules impor
     ALLOW_KEYS, PROTOS, address_problems, admits, allow_ports, gateway_ports, host_vars, is_comment, is_group_name,
     multinode_ports, node_value, parse_cidr, port_spec, ssh_connection, ssh_port, worker_port_count, worker_ports,
 )
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, show, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import RuleSet, as_int, show, supported_system_rule
 
 RULES = RuleSet('firewall')
 supported_system_rule(RULES)

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, as_number, is_absolute_path, is_http_url, is_nginx_path, mirror_only_rule, show, supported_system_rule)
 
 # What the inputs may hold.

@@ -11,7 +11,7 @@ import base64
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_index import lock_entries, lock_problems
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, is_absolute_path, is_http_url, is_ip_address, is_nginx_path, show, supported_system_rule)
 
 _NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')

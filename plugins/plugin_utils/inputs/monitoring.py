@@ -16,7 +16,7 @@ import re
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.firewall_rules import is_group_name
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.prometheus_targets import monitoring_scrape_targets
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, is_absolute_path, is_closed_address, is_http_url, is_one_line, show, supported_system_rule)
 
 # A Prometheus duration as the role writes it: one number and one unit.

@@ -14,7 +14,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.preflight_findings import RULE_IDS
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, as_number, is_absolute_path, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import RuleSet, as_int, as_number, is_absolute_path, show
 
 _KERNEL_RE = re.compile(r'^[0-9]+\.[0-9]+(\.[0-9]+)?\Z')
 

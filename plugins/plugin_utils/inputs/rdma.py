@@ -14,7 +14,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, show, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import RuleSet, show, supported_system_rule
 
 _MODULE_RE = re.compile(r'^[A-Za-z0-9_-]+\Z')
 _PLUGIN_RE = re.compile(r'^[A-Za-z0-9_.+/-]*\Z')

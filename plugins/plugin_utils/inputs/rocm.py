@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rocm_release import rocm_release, unknown_gfx_targets
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, is_http_url, mirror_only_rule, show, supported_system_rule)
 
 _RELEASE_RE = re.compile(r'^[0-9]+\.[0-9]+(?:\.[0-9]+)?\Z')

@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, is_absolute_path, python_path_rule, show, supported_system_rule, toolchain_plan_rule)
 
 _PIN_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!_-]*\Z')

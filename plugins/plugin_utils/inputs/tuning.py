@@ -16,7 +16,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import RuleSet, as_int, show, supported_system_rule
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import RuleSet, as_int, show, supported_system_rule
 
 # One kernel argument: it lands in a shell-sourced GRUB file, so no spaces, quotes, $ or backticks.
 _KERNEL_ARG_RE = re.compile(r'^[A-Za-z0-9_.,:/=+@%~-]+\Z')

@@ -10,9 +10,9 @@ __metaclass__ = type
 import re
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_arch_problems
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, as_number, is_absolute_path, is_one_line, show, supported_system_rule)
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_thresholds import HEALTH, THRESHOLDS
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_thresholds import HEALTH, THRESHOLDS
 
 COMPUTE_PARTITIONS = ('SPX', 'DPX', 'TPX', 'QPX', 'CPX')
 MEMORY_PARTITIONS = ('NPS1', 'NPS2', 'NPS4', 'NPS8')

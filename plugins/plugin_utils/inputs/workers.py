@@ -17,7 +17,7 @@ import re
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.worker_plan import cpu_list, is_private_address, worker_plan
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, as_number, is_one_line, max_unavailable, show, supported_system_rule)
 
 # Values that end up on a line of a worker's unit (User=, Environment=, ExecStart=).

@@ -24,7 +24,7 @@ import sys
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.preflight_findings import preflight_findings, preflight_readings
-from ansible_collections.llmfleet.rocm.plugins.module_utils import cmdline, lspci
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _cmdline as cmdline, _lspci as lspci
 
 # lab/stubs/ (conftest.py)
 import gpusim

@@ -19,8 +19,8 @@ import zipfile
 import pytest
 import yaml
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import amd_smi, rocm_smi, rocminfo
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _amd_smi as amd_smi, _rocm_smi as rocm_smi, _rocminfo as rocminfo
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import (
     HINT_DRIVER, HINT_PERMISSION, ToolError, normalize_gfx)
 
 # lab/stubs/ and lab/ (conftest.py)

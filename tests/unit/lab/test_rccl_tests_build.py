@@ -21,7 +21,7 @@ import zipfile
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rccl_tests
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rccl_tests as rccl_tests
 
 # lab/stubs/ and lab/ (conftest.py)
 import labhost

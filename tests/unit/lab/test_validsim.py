@@ -2,7 +2,7 @@
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The lab's simulated validation tools (lab/stubs/validsim.py, and amd-smi's health commands in gpusim.py): what they print for every profile goes through
-the collection's parsers and the threshold judge (plugins/module_utils/validate_thresholds.py). A healthy profile
+the collection's parsers and the threshold judge (plugins/module_utils/_validate_thresholds.py). A healthy profile
 passes every judged figure; the degraded profile gives exactly its three problems. The stub packages that install
 the tools are staged under tmp_path and their entry scripts run (rccl-tests' all_reduce_perf is built from the
 stand-in sources instead: test_rccl_tests_build.py)."""
@@ -23,8 +23,9 @@ import sys
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils import (
-    amd_smi_health, lspci, rccl_tests, rvs, transferbench, validate_thresholds)
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ToolError
+    _amd_smi_health as amd_smi_health, _lspci as lspci, _rccl_tests as rccl_tests, _rvs as rvs, _transferbench as transferbench,
+    _validate_thresholds as validate_thresholds)
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ToolError
 
 # lab/stubs/ and lab/ (conftest.py)
 import gpusim

@@ -24,10 +24,10 @@ from ansible_collections.llmfleet.rocm.plugins.plugin_utils.preflight_findings i
     preflight_finding_lines,
     preflight_readings,
 )
-from ansible_collections.llmfleet.rocm.plugins.module_utils import lspci
-from ansible_collections.llmfleet.rocm.plugins.module_utils.apt_policy import parse_apt_policy
-from ansible_collections.llmfleet.rocm.plugins.module_utils.cmdline import cmdline_readings
-from ansible_collections.llmfleet.rocm.plugins.module_utils.secure_boot import secure_boot_reading
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _lspci as lspci
+from ansible_collections.llmfleet.rocm.plugins.module_utils._apt_policy import parse_apt_policy
+from ansible_collections.llmfleet.rocm.plugins.module_utils._cmdline import cmdline_readings
+from ansible_collections.llmfleet.rocm.plugins.module_utils._secure_boot import secure_boot_reading
 
 GIB = 1024 ** 3
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'lspci')

@@ -7,7 +7,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.rolling_restart import rolling_restart_steps, worker_restart_plan, rolling_restart_batches
-from ansible_collections.llmfleet.rocm.plugins.module_utils.inputs import max_unavailable
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import max_unavailable
 
 
 def node(host, count, pending=None):

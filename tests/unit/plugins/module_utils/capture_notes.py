@@ -20,8 +20,8 @@ import os
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rocm_common
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rocm_common as rocm_common
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 ERRORS = {'ToolError': ToolError, 'ParseError': ParseError}
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'fixtures')

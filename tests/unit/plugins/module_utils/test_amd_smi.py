@@ -17,9 +17,9 @@ import os
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import amd_smi
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rocm_common
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _amd_smi as amd_smi
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rocm_common as rocm_common
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 FIXTURE_TOOL = 'amd_smi'
 

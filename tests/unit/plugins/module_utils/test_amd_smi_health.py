@@ -20,9 +20,9 @@ import pytest
 
 from capture_notes import capture, check_note
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import amd_smi_health
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rocm_common
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _amd_smi_health as amd_smi_health
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rocm_common as rocm_common
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 FIXTURE_TOOL = 'amd_smi_health'
 

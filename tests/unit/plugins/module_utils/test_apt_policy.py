@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rocm_common
-from ansible_collections.llmfleet.rocm.plugins.module_utils.apt_policy import available, parse_apt_policy
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rocm_common as rocm_common
+from ansible_collections.llmfleet.rocm.plugins.module_utils._apt_policy import available, parse_apt_policy
 
 FIXTURE_TOOL = 'apt_cache_policy'
 

@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.apt_repository import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._apt_repository import (
     RepositoryError, hash_list, keyring_bytes, parse_deb822, read_index, signature_status, summary, verify_suite)
 
 PACKAGES = (

@@ -22,7 +22,7 @@ import os
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.benchmark_report import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._benchmark_report import (
     POINT_COLUMNS, ReportError, csv_text, point_figures, report_markdown, summarize)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'fixtures', 'vllm_bench_serve')

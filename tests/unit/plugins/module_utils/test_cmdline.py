@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.cmdline import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._cmdline import (
     cmdline_readings,
     kernel_args_missing,
     last_value,

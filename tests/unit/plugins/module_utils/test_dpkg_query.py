@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.dpkg_query import parse_dpkg_query
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._dpkg_query import parse_dpkg_query
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError
 
 FIXTURE_TOOL = 'dpkg_query'
 

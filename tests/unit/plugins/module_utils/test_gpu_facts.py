@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.gpu_facts import merge, rocm_version_from_file
+from ansible_collections.llmfleet.rocm.plugins.module_utils._gpu_facts import merge, rocm_version_from_file
 
 
 def gpu(**fields):

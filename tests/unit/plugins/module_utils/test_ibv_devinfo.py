@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.ibv_devinfo import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._ibv_devinfo import (
     DEVICE_FIELDS,
     PORT_FIELDS,
     parse_ibv_devinfo,
@@ -20,7 +20,7 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils.ibv_devinfo import (
     sysfs_device,
     sysfs_port,
 )
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 FIXTURE_TOOL = 'ibv_devinfo'
 ERRORS = {'ToolError': ToolError, 'ParseError': ParseError}

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.kernel import count_sockets, parse_kernel_version, parse_sysctl_int
+from ansible_collections.llmfleet.rocm.plugins.module_utils._kernel import count_sockets, parse_kernel_version, parse_sysctl_int
 
 
 @pytest.mark.parametrize('release, version', [

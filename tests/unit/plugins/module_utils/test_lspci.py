@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.lspci import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._lspci import (
     DEVICE_FIELDS,
     gpu_nic_affinity,
     is_amd_gpu,
@@ -20,7 +20,7 @@ from ansible_collections.llmfleet.rocm.plugins.module_utils.lspci import (
     parse_lspci,
     summarize,
 )
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 FIXTURE_TOOL = 'lspci'
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'lspci')

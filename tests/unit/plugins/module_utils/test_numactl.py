@@ -11,14 +11,14 @@ import re
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.numactl import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._numactl import (
     NO_NUMA,
     parse_cpulist,
     parse_distance_line,
     parse_node_meminfo,
     parse_numactl_hardware,
 )
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError
 
 FIXTURE_TOOL = 'numactl'
 NODE_KEYS = set(['id', 'cpus', 'memory_mb', 'free_mb'])

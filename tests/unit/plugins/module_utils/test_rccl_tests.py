@@ -17,9 +17,9 @@ import pytest
 
 from capture_notes import capture, check_note
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rccl_tests
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rccl_tests import parse_rccl_tests
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rccl_tests as rccl_tests
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rccl_tests import parse_rccl_tests
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 FIXTURE_TOOL = 'rccl_tests'
 

@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rocm_common
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_smi import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rocm_common as rocm_common
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_smi import (
     GPU_FIELDS,
     parse_rocm_smi_json,
     parse_rocm_smi_text,

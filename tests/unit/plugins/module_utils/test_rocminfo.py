@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rocm_common
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocminfo import parse_rocminfo
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rocm_common as rocm_common
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocminfo import parse_rocminfo
 
 FIXTURE_TOOL = 'rocminfo'
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'fixtures', FIXTURE_TOOL)

@@ -16,9 +16,9 @@ import pytest
 
 from capture_notes import capture, check_note
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import rvs
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rvs import parse_rvs
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _rvs as rvs
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rvs import parse_rvs
 
 FIXTURE_TOOL = 'rvs'
 

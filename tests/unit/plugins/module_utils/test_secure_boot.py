@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.secure_boot import parse_efivar, parse_mokutil, secure_boot_reading
+from ansible_collections.llmfleet.rocm.plugins.module_utils._secure_boot import parse_efivar, parse_mokutil, secure_boot_reading
 
 FIXTURE_TOOL = 'mokutil'
 

@@ -15,7 +15,7 @@ import os
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.module_utils import _support_matrix as matrix
-from ansible_collections.llmfleet.rocm.plugins.module_utils import lspci
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _lspci as lspci
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.vllm_recipe import vllm_rocm_recipe
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')

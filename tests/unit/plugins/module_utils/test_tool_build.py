@@ -23,9 +23,9 @@ import time
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_plan
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_build import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_build import (
     ARTIFACT_MANIFEST, ToolBuild, artifact_paths, complete_manifest)
-from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import BuildError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_build import BuildError
 
 pytestmark = pytest.mark.skipif(shutil.which('make') is None or shutil.which('git') is None,
                                 reason='needs make and git')
@@ -172,7 +172,7 @@ def test_an_altered_artifact_is_not_taken_as_complete(tool):
 def test_a_build_killed_midway_leaves_nothing_and_the_next_run_completes_it(tool):
     plan = tool.plan()
     code = ('import sys; sys.path[:0] = %r\n'
-            'from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_build import ToolBuild\n'
+            'from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_build import ToolBuild\n'
             'import json; plan = json.load(open(%r))\n'
             'ToolBuild(%r, plan["key"], plan["stages"][0], plan["document"], ["build/*_perf"]).execute()\n')
     plan_file = os.path.join(tool.root, 'plan.json')

@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.tool_runner import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._tool_runner import (
     C_LOCALE,
     SYSTEM_BIN_DIRS,
     ToolRunner,

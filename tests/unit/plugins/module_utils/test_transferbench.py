@@ -16,9 +16,9 @@ import pytest
 
 from capture_notes import capture, check_note
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import transferbench
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
-from ansible_collections.llmfleet.rocm.plugins.module_utils.transferbench import parse_transferbench
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _transferbench as transferbench
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._transferbench import parse_transferbench
 
 FIXTURE_TOOL = 'transferbench'
 

@@ -16,8 +16,8 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.validate_fleet import validate_fabric_plan, validate_fleet_table
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rccl_tests import parse_rccl_tests
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_fabric import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rccl_tests import parse_rccl_tests
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_fabric import (
     fabric_plan, judge_fabric, mpirun_argv, parse_env_file)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'fixtures')

@@ -11,7 +11,7 @@ import io
 
 import junitparser
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import validate_report as vr
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _validate_report as vr
 
 
 def _levels(findings):

@@ -14,14 +14,14 @@ import pytest
 
 from capture_notes import capture
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils import validate_thresholds as vt
-from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi_health import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils import _validate_thresholds as vt
+from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_smi_health import (
     parse_amd_smi_bad_pages_json,
     parse_amd_smi_metric_json,
 )
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rccl_tests import parse_rccl_tests
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rvs import parse_rvs
-from ansible_collections.llmfleet.rocm.plugins.module_utils.transferbench import parse_transferbench
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rccl_tests import parse_rccl_tests
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rvs import parse_rvs
+from ansible_collections.llmfleet.rocm.plugins.module_utils._transferbench import parse_transferbench
 
 LEVELS = ('ok', 'warning', 'error')
 KEYS = {'level', 'id', 'gpu', 'figure', 'threshold', 'source', 'message'}

@@ -24,7 +24,7 @@ import zipfile
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.build_plan import build_plan
-from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_build import (
     BuildError, WheelBuild, pid_alive, read_json, tail, tree_digest, wheelhouse_complete)
 
 WHEEL_MAKER = r'''
@@ -221,7 +221,7 @@ def test_a_killed_build_is_resumed_by_the_next_run(sources):
     driver = os.path.join(sources.root, 'driver.py')
     with open(driver, 'w') as handle:
         handle.write('import json, sys\nsys.path[:0] = %r\n'
-                     'from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import WheelBuild\n'
+                     'from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_build import WheelBuild\n'
                      'plan = json.load(open(sys.argv[1]))\n'
                      'WheelBuild(%r, plan["key"], plan["stages"], plan["document"], %r, env={"PYTORCH_ROCM_ARCH": "gfx942"},'
                      ' pip_env={"PIP_NO_INDEX": "1", "COUNTS": %r, "SLEEP_ENGINELIKE": "60"}).execute()\n'

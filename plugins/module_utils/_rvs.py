@@ -33,7 +33,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import (
     ParseError,
     ToolError,
     normalize_pci_address,

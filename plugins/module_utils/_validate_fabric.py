@@ -20,7 +20,7 @@ __metaclass__ = type
 import ipaddress
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_thresholds import MESSAGE_8G
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_thresholds import MESSAGE_8G
 
 CHECK = 'fabric.all_reduce'
 POLICY_SOURCE = ('llmfleet.rocm policy (AMD publishes no cross-node figure; its Cluster Validation Suite leaves it to '

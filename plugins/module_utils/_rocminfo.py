@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import (
     APU_GFX_TARGETS,
     HINT_DRIVER,
     HINT_PERMISSION,

@@ -38,7 +38,7 @@ import subprocess
 import time
 from urllib.parse import unquote, urlparse
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
+from ansible_collections.llmfleet.rocm.plugins.module_utils._atomic_file import write_atomic
 
 STATUS_FILE = 'status.json'
 COMPLETE_FILE = 'COMPLETE'

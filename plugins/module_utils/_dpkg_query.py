@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError
 
 SHOW_FORMAT = '${Package}\\t${Version}\\t${db:Status-Abbrev}\\n'
 _WANTED = 'uihrp'

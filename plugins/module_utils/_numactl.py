@@ -21,7 +21,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError
 
 TOOL = 'numactl'
 

@@ -29,7 +29,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 TOOL = 'rccl-tests'
 

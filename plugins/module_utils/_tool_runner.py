@@ -26,7 +26,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C', 'LANGUAGE': 'C'}
 # Where system tools live besides PATH (a become without a login shell may have a short PATH).

@@ -19,7 +19,7 @@ __metaclass__ = type
 import json
 from xml.etree import ElementTree
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.validate_thresholds import FIX_FABRIC, FIX_LINK, POLICY
+from ansible_collections.llmfleet.rocm.plugins.module_utils._validate_thresholds import FIX_FABRIC, FIX_LINK, POLICY
 
 FIX_ACS = ('disable ACS on the bridges above the GPUs and NICs (BIOS: "PCIe ACS" or "ACS Enable" off; it makes '
            'peer-to-peer traffic go through the root complex)')

@@ -27,8 +27,8 @@ import socket
 import tarfile
 import time
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.atomic_file import write_atomic
-from ansible_collections.llmfleet.rocm.plugins.module_utils.wheel_build import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._atomic_file import write_atomic
+from ansible_collections.llmfleet.rocm.plugins.module_utils._wheel_build import (
     BuildError, WheelBuild, _remove, now, read_json, sha256_file, tail)
 
 ARTIFACT_MANIFEST = 'llmfleet-artifact.json'

@@ -31,14 +31,14 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.amd_smi import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._amd_smi import (
     TOOL,
     _clean,
     _section,
     _to_int,
     load_gpu_entries,
 )
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, normalize_pci_address
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, normalize_pci_address
 
 _FLOAT_RE = re.compile(r'^\s*(?P<num>[+-]?[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[A-Za-z%/]+)?\s*$')
 _POWER_UNITS = {'w': 1.0, 'mw': 1e-3, 'uw': 1e-6}

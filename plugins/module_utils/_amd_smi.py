@@ -29,7 +29,7 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import (
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import (
     HINT_DRIVER,
     HINT_PERMISSION,
     HINT_RUNTIME,

@@ -15,7 +15,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmfleet.rocm.plugins.module_utils.rocm_common import ParseError, ToolError
+from ansible_collections.llmfleet.rocm.plugins.module_utils._rocm_common import ParseError, ToolError
 
 TOOL = 'apt-cache'
 HINT_APT = ('apt cannot read its package lists: fix what apt names (a sources file, a lock, a full disk) and run '
