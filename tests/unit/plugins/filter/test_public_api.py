@@ -2,8 +2,8 @@
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The public filter API is what ``ansible-doc -l`` lists, each documented with examples; the roles' internal filters
-(plugins/filter/__roles.py, and the input checks' entry point in __inputs.py) are not listed, still resolve by their full name, and every filter the roles, playbooks
-and scenarios call exists."""
+(plugins/filter/__roles.py, and the input checks' entry point in __inputs.py) are not listed, still resolve by their
+full name, and every filter the roles, playbooks and scenarios call exists."""
 
 from __future__ import absolute_import, division, print_function
 
