@@ -4,9 +4,10 @@
 """Input checks of the workers role (``input_problems('workers')``).
 
 Besides the role's variables, the rules judge what preflight read on the node: the GPUs
-(``ansible_facts.rocm``), the NUMA layout (``ansible_facts.numa``) and the listening TCP sockets
-(``ansible_facts.tcp_listen`` from ``community.general.listen_ports_facts``). The plan the rules
-look at (ports, CPU shares) is the one ``llmfleet.rocm.worker_plan`` makes for the units.
+(``ansible_facts.rocm``), the NUMA layout (``ansible_facts.numa``), the listening TCP sockets (the output of one
+``ss -Hltnpe``, read by ``plugin_utils/listening_sockets.py``) and the workers' user's passwd entry (``getent``; its
+sockets are the workers' own). The plan the rules look at (ports, CPU shares) is the one ``llmfleet.rocm.worker_plan``
+makes for the units.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,6 +17,7 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.listening_sockets import parse_listening
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.worker_plan import cpu_list, is_private_address, worker_plan
 from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import (
     RuleSet, as_int, as_number, is_one_line, max_unavailable, show, supported_system_rule)
@@ -266,23 +268,38 @@ def _numa_cpus(values, ctx):
     return None
 
 
+def _own_uid(values, ctx):
+    """The workers' user's uid from its passwd entry (getent: [password, uid, gid, gecos, home, shell]); None while the
+    user does not exist (a first run: no socket is the workers' own)."""
+    entry = (ctx.get('passwd') or {}).get(values['workers_user'])
+    if isinstance(entry, (list, tuple)) and len(entry) > 1:
+        return as_int(entry[1])
+    return None
+
+
 @RULES.rule('workers-ports-taken')
 def _ports_taken(values, ctx):
-    listening = ctx.get('tcp_listen')
+    listening = ctx.get('listening')
     plan, _error = _plan(values, ctx)
-    if not listening or not plan or as_int(values['workers_port_base']) is None:
+    if listening is None or not plan or as_int(values['workers_port_base']) is None:
         return None
+    try:
+        sockets = parse_listening(listening)
+    except ValueError as exc:
+        return 'The listening sockets of %s cannot be judged (%s): ports of the planned workers may be taken.' % (
+            _host(ctx), exc)
     ports = set(worker['port'] for worker in plan)
-    clashes = [socket for socket in listening
-               if as_int(socket.get('port')) in ports and socket.get('user') != values['workers_user']]
+    own = _own_uid(values, ctx)
+    clashes = [socket for socket in sockets if socket['port'] in ports and (own is None or socket['uid'] != own)]
     if not clashes:
         return None
-    taken = sorted(set(as_int(socket.get('port')) for socket in clashes))
+    taken = sorted(set(socket['port'] for socket in clashes))
     names = []
-    for socket in clashes:
-        name = str(socket.get('name') or '').strip() or 'a program listen_ports_facts cannot name'
-        if name not in names:
-            names.append(name)
+    for socket in sorted(clashes, key=lambda socket: socket['port']):
+        for name in [process['name'].strip() for process in socket['processes']] or ['']:
+            name = name or 'a program ss cannot name'
+            if name not in names:
+                names.append(name)
     return ('Port(s) %s of the planned workers are taken by %s on %s: choose another workers_port_base (now %s) or stop'
             ' what listens there.' % (', '.join(str(port) for port in taken), ', '.join(names), _host(ctx),
                                       show(values['workers_port_base'])))
@@ -315,10 +332,12 @@ def _multinode(values, ctx):
     return None
 
 
-def workers_input_problems(values, platform, rocm=None, numa=None, tcp_listen=None, host='', api_key=_NO_KEY):
+def workers_input_problems(values, platform, rocm=None, numa=None, listening=None, passwd=None, host='', api_key=_NO_KEY):
     """The workers role's variables and what preflight read on the node -> a list of messages (empty when fine).
 
-    ``api_key`` is the fleet's worker key (llmfleet_worker_api_key): judged, never shown.
+    ``listening`` is the standard output of ``ss -Hltnpe`` on the node; ``passwd`` the ``getent_passwd`` facts that
+    hold the workers' user (its entry missing or null: the user does not exist yet). ``api_key`` is the fleet's worker
+    key (llmfleet_worker_api_key): judged, never shown.
     """
-    return RULES.messages(values, {'platform': platform, 'rocm': rocm, 'numa': numa, 'tcp_listen': tcp_listen, 'host': host,
-                                   'api_key': api_key})
+    return RULES.messages(values, {'platform': platform, 'rocm': rocm, 'numa': numa, 'listening': listening,
+                                   'passwd': passwd, 'host': host, 'api_key': api_key})

@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 import pytest
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.workers import RULES, workers_input_problems
@@ -18,15 +20,24 @@ VALUES = dict(role_defaults('workers'), workers_bind_address='10.0.0.11')
 # A 2-socket 8 x MI300X node: GPUs 0-3 on NUMA node 0, 4-7 on node 1, 96 CPUs per socket.
 ROCM = {'gpu_count': 8, 'gpus': [{'index': index, 'numa_node': index // 4} for index in range(8)]}
 NUMA = {'nodes': [{'id': 0, 'cpus': list(range(0, 96))}, {'id': 1, 'cpus': list(range(96, 192))}]}
-# What listen_ports_facts reports on a converged node: sshd, and the role's own workers.
-TCP_LISTEN = [
-    {'address': '0.0.0.0', 'port': 22, 'name': 'sshd', 'user': 'root', 'protocol': 'tcp', 'pid': 700},
-    {'address': '10.0.0.11', 'port': 8000, 'name': 'python3', 'user': 'llmfleet', 'protocol': 'tcp', 'pid': 901},
-]
-NGINX_8001 = [{'address': '0.0.0.0', 'port': 8001, 'name': 'nginx', 'user': 'root', 'protocol': 'tcp', 'pid': 800},
-              {'address': '::', 'port': 8001, 'name': 'nginx', 'user': 'root', 'protocol': 'tcp6', 'pid': 800}]
+# What `ss -Hltnpe` prints on a converged node: sshd (root: no uid), and the role's own worker (uid 999, llmfleet's in
+# the getent_passwd facts), held by its API server and engine core.
+LISTENING = (
+    'LISTEN 0      128          0.0.0.0:22        0.0.0.0:* users:(("sshd",pid=700,fd=3)) ino:1700 sk:1 cgroup:/system.slice/ssh.service <->\n'
+    'LISTEN 0      4096       10.0.0.11:8000      0.0.0.0:* users:(("VLLM::EngineCor",pid=902,fd=21),("vllm",pid=901,fd=21))'
+    ' uid:999 ino:1901 sk:2 cgroup:/system.slice/llmfleet-worker-0.service <->\n')
+PASSWD = {'llmfleet': ['x', '999', '999', '', '/var/lib/llmfleet', '/usr/sbin/nologin']}
+NGINX_8001 = (
+    'LISTEN 0      511          0.0.0.0:8001      0.0.0.0:* users:(("nginx",pid=801,fd=6),("nginx",pid=800,fd=6)) ino:1800 sk:3 <->\n'
+    'LISTEN 0      511             [::]:8001         [::]:* users:(("nginx",pid=801,fd=7),("nginx",pid=800,fd=7)) ino:1801 sk:4 v6only:1 <->\n')
+# The capture of tests/unit/fixtures/ss (README.md there): port 18000 is held by uid 65534 (VLLM::APIServer and
+# VLLM::EngineCor), 18002 by root's "nginx: master", 2024 by a program ss cannot see.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'fixtures', 'ss',
+                       'listening-debian12-iproute2-6.1.txt')) as _handle:
+    CAPTURED = _handle.read()
+NOBODY = {'nobody': ['x', '65534', '65534', 'nobody', '/nonexistent', '/usr/sbin/nologin']}
 ONE_CPU_PER_NODE = {'nodes': [{'id': 0, 'cpus': [0]}, {'id': 1, 'cpus': [1]}]}
-CTX = {'platform': PLATFORM, 'rocm': ROCM, 'numa': NUMA, 'tcp_listen': TCP_LISTEN, 'host': 'gpu-node-1'}
+CTX = {'platform': PLATFORM, 'rocm': ROCM, 'numa': NUMA, 'listening': LISTENING, 'passwd': PASSWD, 'host': 'gpu-node-1'}
 
 CASES = [
     Case('unsupported-system', {}, 'workers-unsupported-system', {'platform': UNSUPPORTED}, contains='CentOS 9'),
@@ -160,15 +171,29 @@ CASES = [
     Case('numa-cpus-enough-for-tp', {'workers_mode': 'tp'}, 'workers-numa-cpus-short', {'numa': ONE_CPU_PER_NODE}, absent=True),
     Case('numa-cpus-enough', {}, 'workers-numa-cpus-short', absent=True),
 
-    Case('port-taken', {}, 'workers-ports-taken', {'tcp_listen': TCP_LISTEN + NGINX_8001},
+    Case('port-taken', {}, 'workers-ports-taken', {'listening': LISTENING + NGINX_8001},
          contains='Port(s) 8001 of the planned workers are taken by nginx on gpu-node-1: choose another workers_port_base (now 8000)'),
     Case('port-taken-by-ssh', {'workers_port_base': 20}, 'workers-ports-taken', contains=['22', 'sshd']),
     Case('port-taken-by-a-nameless-program', {}, 'workers-ports-taken',
-         {'tcp_listen': [{'address': '0.0.0.0', 'port': 8002, 'name': '', 'user': '', 'protocol': 'tcp', 'pid': 0}]},
-         contains='Port(s) 8002 of the planned workers are taken by a program listen_ports_facts cannot name on gpu-node-1'),
+         {'listening': 'LISTEN 0 128 0.0.0.0:8002 0.0.0.0:* ino:60 sk:1c5 cgroup:/ <->'},
+         contains='Port(s) 8002 of the planned workers are taken by a program ss cannot name on gpu-node-1'),
     Case('port-of-own-worker', {}, 'workers-ports-taken', absent=True),
-    Case('port-taken-beyond-the-plan', {'workers_mode': 'tp'}, 'workers-ports-taken', {'tcp_listen': TCP_LISTEN + NGINX_8001},
+    # Another user's worker on the port is not ours, even when its program is.
+    Case('port-of-another-users-worker', {}, 'workers-ports-taken', {'passwd': {'llmfleet': ['x', '998', '998', '', '/', '']}},
+         contains='Port(s) 8000 of the planned workers are taken by VLLM::EngineCor, vllm on gpu-node-1'),
+    # A first run: the user does not exist yet (getent's fail_key: false gives null), so no socket is the workers'.
+    Case('port-before-the-user-exists', {}, 'workers-ports-taken', {'passwd': {'llmfleet': None}}, contains='8000'),
+    Case('port-taken-beyond-the-plan', {'workers_mode': 'tp'}, 'workers-ports-taken', {'listening': LISTENING + NGINX_8001},
          absent=True),
+    Case('ports-of-the-capture', {'workers_port_base': 18000}, 'workers-ports-taken', {'listening': CAPTURED},
+         contains=['Port(s) 18000, 18001, 18002, 18003, 18004, 18005, 18006 of the planned workers are taken by'
+                   ' VLLM::EngineCor, VLLM::APIServer, nginx: master, sshd, python3 on gpu-node-1']),
+    Case('ports-of-the-capture-own', {'workers_port_base': 18000, 'workers_user': 'nobody', 'workers_gpus': [0, 1]},
+         'workers-ports-taken', {'listening': CAPTURED, 'passwd': NOBODY}, absent=True),
+    Case('ports-of-the-capture-nameless', {'workers_port_base': 2024, 'workers_gpus': [0]}, 'workers-ports-taken',
+         {'listening': CAPTURED}, contains='Port(s) 2024 of the planned workers are taken by a program ss cannot name'),
+    Case('sockets-unreadable', {}, 'workers-ports-taken', {'listening': 'State Recv-Q Send-Q Local Address:Port'},
+         contains=['The listening sockets of gpu-node-1 cannot be judged', 'line 1 of `ss -Hltnpe`', "'State Recv-Q"]),
 ]
 
 
@@ -178,7 +203,7 @@ def test_rule(case):
 
 
 def test_defaults_have_no_problem():
-    assert workers_input_problems(VALUES, PLATFORM, rocm=ROCM, numa=NUMA, tcp_listen=TCP_LISTEN, host='gpu-node-1') == []
+    assert workers_input_problems(VALUES, PLATFORM, rocm=ROCM, numa=NUMA, listening=LISTENING, passwd=PASSWD, host='gpu-node-1') == []
 
 
 def test_the_lab_nodes_have_no_problem():
@@ -186,18 +211,18 @@ def test_the_lab_nodes_have_no_problem():
     values = dict(VALUES, workers_gpus=[0], workers_extra_flags={'enforce-eager': True, 'kv-cache-memory-bytes': 268435456})
     rocm = {'gpu_count': 2, 'gpus': [{'index': 0, 'numa_node': None}, {'index': 1, 'numa_node': None}]}
     assert workers_input_problems(values, PLATFORM, rocm=rocm, numa={'nodes': [{'id': 0, 'cpus': [0, 1]}]},
-                                  tcp_listen=TCP_LISTEN, host='gpu-node-2') == []
+                                  listening=LISTENING, passwd=PASSWD, host='gpu-node-2') == []
 
 
 def test_bad_gpus_speak_once():
     # The plan's own error for unknown GPUs is not repeated by the NUMA and port rules.
-    problems = workers_input_problems(dict(VALUES, workers_gpus=[9]), PLATFORM, rocm=ROCM, numa=NUMA, tcp_listen=TCP_LISTEN)
+    problems = workers_input_problems(dict(VALUES, workers_gpus=[9]), PLATFORM, rocm=ROCM, numa=NUMA, listening=LISTENING, passwd=PASSWD)
     assert len(problems) == 1 and 'workers_gpus [9]' in problems[0]
 
 
 def test_the_key_is_never_shown():
     secret = 'S3cret' * 4 + '"'
-    problems = workers_input_problems(VALUES, PLATFORM, rocm=ROCM, numa=NUMA, tcp_listen=TCP_LISTEN, api_key=secret)
+    problems = workers_input_problems(VALUES, PLATFORM, rocm=ROCM, numa=NUMA, listening=LISTENING, passwd=PASSWD, api_key=secret)
     assert len(problems) == 1 and 'S3cret' not in problems[0]
 
 
