@@ -137,3 +137,20 @@ def test_the_collection_s_own_metrics_are_made_by_the_role():
     assert 'counter llmfleet_gateway_responses_total by status' in program
     assert 'counter llmfleet_gateway_upstream_failures_total by upstream' in program
     assert 'llmfleet_rocm_info{' in render('var/lib/prometheus/node-exporter/llmfleet-rocm.prom.j2')
+
+
+def test_enabling_the_reboot_required_path_enables_its_oneshot(tmp_path):
+    # The role enables only the path unit (tasks/service.yml); its Also= must enable the oneshot, which runs at boot.
+    # systemctl --root installs into a directory tree without a running systemd.
+    systemctl = shutil.which('systemctl')
+    if systemctl is None:
+        pytest.skip('no systemctl on this machine')
+    unit_dir = tmp_path / 'etc' / 'systemd' / 'system'
+    unit_dir.mkdir(parents=True)
+    for name in ('llmfleet-reboot-required.service', 'llmfleet-reboot-required.path'):
+        (unit_dir / name).write_text(render('etc/systemd/system/%s.j2' % name))
+    proc = subprocess.run([systemctl, '--root', str(tmp_path), 'enable', 'llmfleet-reboot-required.path'],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stdout
+    wants = unit_dir / 'multi-user.target.wants'
+    assert sorted(os.listdir(str(wants))) == ['llmfleet-reboot-required.path', 'llmfleet-reboot-required.service']
