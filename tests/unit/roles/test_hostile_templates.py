@@ -422,6 +422,25 @@ def test_what_the_workers_run_on(overrides, expression, expected):
     assert _value('workers', expression, overrides) == expected
 
 
+# Preflight reads (one stat each) only what this run needs: the model's marker unless the engine role published its digest
+# for this very model in this run, Ray's command only for one engine over several nodes.
+@pytest.mark.parametrize('overrides, expected', [
+    ({}, ['record', 'contact', 'venv', 'rccl', 'model']),
+    ({'llmfleet_engine': ENGINE}, ['record', 'contact', 'venv', 'rccl']),
+    ({'llmfleet_engine': ENGINE, 'workers_model_path': '/srv/other'}, ['record', 'contact', 'venv', 'rccl', 'model']),
+    ({'workers_multinode_group': 'pairs'}, ['record', 'contact', 'venv', 'rccl', 'model', 'ray']),
+], ids=['alone', 'after-the-engine-role', 'another-model', 'multinode'])
+def test_what_preflight_reads(overrides, expected):
+    reads = _value('workers', '_workers_reads_wanted', overrides)
+    assert [read['name'] for read in reads] == expected
+    paths = dict((read['name'], read['path']) for read in reads)
+    assert paths['venv'] == _value('workers', 'workers_venv', overrides)
+    if 'model' in paths:
+        assert paths['model'] == _value('workers', 'workers_model_path', overrides).rstrip('/') + '/.llmfleet-model'
+    if 'ray' in paths:
+        assert paths['ray'] == _value('workers', 'workers_venv', overrides) + '/bin/ray'
+
+
 def test_endpoint_carries_what_the_worker_runs_on():
     overrides = {'llmfleet_engine': ENGINE, 'workers_bind_address': '10.0.0.11'}
     plan, _text = _worker_unit(overrides)
