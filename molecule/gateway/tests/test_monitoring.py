@@ -56,6 +56,13 @@ def test_prometheus_answers_with_the_node_s_metrics(host, expr):
     assert wait_for(lambda: query(host, expr)), expr
 
 
+def test_the_reboot_required_report_runs_at_boot_and_on_change(host):
+    # The role enables the path unit only; its Also= enables the oneshot (run at boot) with it.
+    assert host.service('llmfleet-reboot-required.path').is_enabled
+    assert host.service('llmfleet-reboot-required.path').is_running
+    assert host.service('llmfleet-reboot-required.service').is_enabled
+
+
 def test_gateway_responses_are_counted_and_grow(host):
     before = wait_for(lambda: query(host, 'sum(llmfleet_gateway_responses_total)'))
     assert before
