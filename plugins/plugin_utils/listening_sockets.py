@@ -3,9 +3,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The listening TCP sockets of a node, from one ``ss -Hltnpe`` (iproute2) run on it.
 
-One line per socket, no header (``-H``), numeric (``-n``)::
+One line per socket, no header (``-H``), numeric (``-n``), here cut in two::
 
-    LISTEN 0 16 10.89.77.1:18000 0.0.0.0:* users:(("VLLM::EngineCor",pid=28124,fd=3),("VLLM::APIServer",pid=28122,fd=3)) uid:65534 ino:7281545 sk:1139 cgroup:/ <->
+    LISTEN 0 16 10.89.77.1:18000 0.0.0.0:* users:(("VLLM::EngineCor",pid=28124,fd=3),("VLLM::APIServer",pid=28122,fd=3))
+        uid:65534 ino:7281545 sk:1139 cgroup:/ <->
 
 - the local address is ``<address>:<port>``; IPv6 in brackets (``[::]:8000``), ``*:<port>`` for a dual-stack
   socket, ``%<device>`` after an address bound to a device (``127.0.0.53%lo:53``);
