@@ -22,7 +22,7 @@ import sys
 
 from role_files import ROOT
 
-from ansible_collections.llmfleet.rocm.plugins.filter.preflight import preflight_findings, preflight_readings
+from ansible_collections.llmfleet.rocm.plugins.plugin_utils.preflight_findings import preflight_findings, preflight_readings
 
 PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
 HOSTS = ('node-a', 'node-b')
