@@ -26,22 +26,21 @@ import threading
 import time
 
 # Seconds of each scenario in a full `molecule test --all` on 2 cores in two lanes, from make test's lane logs (each
-# scenario's first destroy to its last; docs/measurements.md, "make test"). mirror: 2865 less the package index's
-# three per-project loops per sync (about 1,500 s), now one pip download of about 20 s, and less the wheelhouses'
-# per-file fetch (274-422 s per sync, three syncs), now one curl run of about 30 s.
+# scenario's first destroy to its last; docs/measurements.md, "make test"): build, mirror, rocm, sandbox and workers
+# from the run with the mirror's one pip download and one curl run per wheelhouse; the others from earlier runs.
 WEIGHTS = {
-    'build': 485,
+    'build': 645,
     'engine': 195,
     'gateway': 325,
     'lab': 65,
-    'mirror': 900,
+    'mirror': 1880,
     'node_options': 120,
     'preflight': 120,
-    'rocm': 285,
-    'workers': 865,
+    'rocm': 300,
+    'workers': 1105,
     # make sandbox with the lab's image present (hosts, site.yml, answers, closed, monitoring, validation; make test
-    # leaves out the multi-node step, 576 s of 1212).
-    'sandbox': 640,
+    # leaves out the multi-node step).
+    'sandbox': 1030,
 }
 SANDBOX = 'sandbox'
 
