@@ -129,7 +129,10 @@ def run(argv_for, shares, env, cwd, log_dir, say, tail_lines=150):
         log_path = os.path.join(log_dir, 'molecule-lane-%d.log' % lane)
         logs.append(log_path)
         say('==> lane %d: %s (log %s)' % (lane, ' '.join(share), os.path.relpath(log_path, cwd)))
-        proc = subprocess.Popen(argv_for(share), env=env, cwd=cwd, stdout=subprocess.PIPE,
+        # Each lane reads its own /dev/null: lanes that shared one stdin shared its flags, and a program that made it
+        # non-blocking in one lane (ssh does) made ansible-playbook in another refuse to start ("Ansible requires
+        # blocking IO on stdin/stdout/stderr").
+        proc = subprocess.Popen(argv_for(share), env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, universal_newlines=True, errors='replace')
         thread = threading.Thread(target=_follow, args=(proc, lane, log_path, say), daemon=True)
         thread.start()

@@ -2,8 +2,9 @@
 # Copyright: llmfleet.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Each file a role writes is written by one task, named once: every template under roles/<role>/templates/ is the src
-of exactly one template task of its role (or of one copy of its rendering by the template lookup), no template task names a template that does not exist, and no two tasks of a
-role (template or copy) write the same destination. A loop over a literal list counts once per item."""
+of exactly one template task of its role (or of one copy of its rendering by the template lookup), no template task
+names a template that does not exist, and no two tasks of a role (template or copy) write the same destination. A loop
+over a literal list counts once per item."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -27,8 +28,7 @@ def _tasks(items):
     for task in items or []:
         yield task
         for key in ('block', 'rescue', 'always'):
-            for inner in _tasks(task.get(key)):
-                yield inner
+            yield from _tasks(task.get(key))
 
 
 def _module(task):
