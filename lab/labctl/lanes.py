@@ -130,8 +130,8 @@ def run(argv_for, shares, env, cwd, log_dir, say, tail_lines=150):
         logs.append(log_path)
         say('==> lane %d: %s (log %s)' % (lane, ' '.join(share), os.path.relpath(log_path, cwd)))
         # Each lane reads its own /dev/null: lanes that shared one stdin shared its flags, and a program that made it
-        # non-blocking in one lane (ssh does) made ansible-playbook in another refuse to start ("Ansible requires
-        # blocking IO on stdin/stdout/stderr").
+        # non-blocking in one lane made ansible-playbook in another refuse to start ("Ansible requires blocking IO on
+        # stdin/stdout/stderr").
         proc = subprocess.Popen(argv_for(share), env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, universal_newlines=True, errors='replace')
         thread = threading.Thread(target=_follow, args=(proc, lane, log_path, say), daemon=True)

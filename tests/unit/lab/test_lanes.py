@@ -81,7 +81,8 @@ def test_lanes_run_side_by_side_and_report_each_exit_code(tmp_path):
 
 
 def test_a_lane_that_makes_its_stdin_non_blocking_leaves_the_other_lanes_blocking(tmp_path):
-    """ssh in one lane sets O_NONBLOCK on its stdin; ansible-playbook in another lane refuses to start on such a stdin."""
+    """A program in one lane sets O_NONBLOCK on its stdin; ansible-playbook in another lane refuses to start on such a
+    stdin."""
     script = ("import fcntl, os, sys, time; flags = fcntl.fcntl(0, fcntl.F_GETFL)\n"
               "if sys.argv[1] == 'ssh': fcntl.fcntl(0, fcntl.F_SETFL, flags | os.O_NONBLOCK); time.sleep(1.5)\n"
               "else: time.sleep(0.5); sys.exit(4 if fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK else 0)")
