@@ -21,41 +21,46 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib
 import inspect
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.plugin_utils.benchmark import benchmark_input_problems
-from ansible_collections.llmfleet.rocm.plugins.plugin_utils.inputs import (
-    engine, engine_build, exporters, firewall, gateway, mirror, monitoring, preflight, rdma, rocm, toolchain, tuning,
-    validate, workers)
 
-# Role -> its rule set's entry: (values, *args, **kwargs) -> messages.
+# Role -> where its rule set's entry is: (values, *args, **kwargs) -> messages. Imported when a role's check runs, not
+# when the file is loaded: Ansible's filter loader loads this file in every process that compiles a template naming any
+# of the collection's filters (plugins/filter/__roles.py says why that matters).
 CHECKS = {
-    'benchmark': benchmark_input_problems,
-    'engine': engine.engine_input_problems,
-    'engine_build': engine_build.engine_build_input_problems,
-    'exporters': exporters.exporters_input_problems,
-    'firewall': firewall.firewall_input_problems,
-    'gateway': gateway.gateway_input_problems,
-    'mirror': mirror.mirror_input_problems,
-    'monitoring': monitoring.monitoring_input_problems,
-    'preflight': preflight.preflight_input_problems,
-    'rdma': rdma.rdma_input_problems,
-    'rocm': rocm.rocm_input_problems,
-    'toolchain': toolchain.toolchain_input_problems,
-    'tuning': tuning.tuning_input_problems,
-    'validate': validate.validate_input_problems,
-    'workers': workers.workers_input_problems,
+    'benchmark': ('benchmark', 'benchmark_input_problems'),
+    'engine': ('inputs.engine', 'engine_input_problems'),
+    'engine_build': ('inputs.engine_build', 'engine_build_input_problems'),
+    'exporters': ('inputs.exporters', 'exporters_input_problems'),
+    'firewall': ('inputs.firewall', 'firewall_input_problems'),
+    'gateway': ('inputs.gateway', 'gateway_input_problems'),
+    'mirror': ('inputs.mirror', 'mirror_input_problems'),
+    'monitoring': ('inputs.monitoring', 'monitoring_input_problems'),
+    'preflight': ('inputs.preflight', 'preflight_input_problems'),
+    'rdma': ('inputs.rdma', 'rdma_input_problems'),
+    'rocm': ('inputs.rocm', 'rocm_input_problems'),
+    'toolchain': ('inputs.toolchain', 'toolchain_input_problems'),
+    'tuning': ('inputs.tuning', 'tuning_input_problems'),
+    'validate': ('inputs.validate', 'validate_input_problems'),
+    'workers': ('inputs.workers', 'workers_input_problems'),
 }
+
+
+def rule_set(role):
+    """The entry of a role's rule set, imported now."""
+    module, function = CHECKS[role]
+    return getattr(importlib.import_module('ansible_collections.llmfleet.rocm.plugins.plugin_utils.' + module), function)
 
 
 def input_problems(inputs, role, *args, **kwargs):
     """A role's values (a mapping of its ``<role>_*`` variables) and its further arguments -> the messages of the
     role's input rules, empty when they are fine."""
-    check = CHECKS.get(role) if isinstance(role, str) else None
-    if check is None:
+    if not isinstance(role, str) or role not in CHECKS:
         raise AnsibleFilterError('input_problems: no input checks for the role %r; the roles that have them: %s'
                                  % (role, ', '.join(sorted(CHECKS))))
+    check = rule_set(role)
     try:
         inspect.signature(check).bind(inputs, *args, **kwargs)
     except TypeError as exc:

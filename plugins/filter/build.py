@@ -12,8 +12,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
-# Imported from here by the input checks (plugins/filter/engine_build_inputs.py, validate_inputs.py) until they move.
 
 __all__ = ['FilterModule', 'build_toolchain']
 
@@ -21,6 +19,8 @@ __all__ = ['FilterModule', 'build_toolchain']
 def build_toolchain(system, release='', releases=None, python_version='', gcc_version='', python_path='', mirror_url='',
                     who='toolchain'):
     """Where a system takes the compiler and the Python of a vLLM release's recipe (module_utils/_build_toolchain.py)."""
+    # Imported here, not when the file is loaded: plugins/filter/__roles.py says why.
+    from ansible_collections.llmfleet.rocm.plugins.module_utils import _build_toolchain
     if who not in ('toolchain', 'engine'):
         raise AnsibleFilterError('build_toolchain: who is toolchain or engine, not %r' % (who,))
     if releases is not None and not isinstance(releases, dict):

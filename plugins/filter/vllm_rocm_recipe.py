@@ -10,15 +10,14 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmfleet.rocm.plugins.plugin_utils.vllm_recipe import RecipeError
-from ansible_collections.llmfleet.rocm.plugins.plugin_utils.vllm_recipe import vllm_rocm_recipe as _recipe
-
 
 def vllm_rocm_recipe(base_text, rocm_text):
     """The texts of ``docker/Dockerfile.rocm_base`` and ``docker/Dockerfile.rocm`` -> the release's recipe."""
+    # Imported here, not when the file is loaded: plugins/filter/__roles.py says why.
+    from ansible_collections.llmfleet.rocm.plugins.plugin_utils import vllm_recipe
     try:
-        return _recipe(base_text, rocm_text)
-    except RecipeError as exc:
+        return vllm_recipe.vllm_rocm_recipe(base_text, rocm_text)
+    except vllm_recipe.RecipeError as exc:
         raise AnsibleFilterError('vllm_rocm_recipe: %s' % exc)
 
 

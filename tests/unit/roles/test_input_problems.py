@@ -53,7 +53,7 @@ def test_each_role_is_reached_by_fqcn(role):
     values = dict(load_yaml('roles/%s/defaults/main.yml' % role), **changes)
     found = _render('{{ values | llmfleet.rocm.input_problems(role, *args) }}', values=values, role=role, args=args)
     assert text in ' '.join(found), found
-    assert found == __inputs.CHECKS[role](values, *args)
+    assert found == __inputs.rule_set(role)(values, *args)
 
 
 def test_keyword_arguments_reach_the_role():
