@@ -10,9 +10,11 @@ STAMP := $(VENV)/.requirements.sha256
 COLLECTION_LINK := .collections/ansible_collections/llmfleet/rocm
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
-# ansible-playbook forks a process per task and host, and each imports the collection's plugins: with Python's bytecode
-# cache off (some images set PYTHONDONTWRITEBYTECODE), each import compiles them again, most of a warm run's controller
-# CPU in the lab. The caches land in __pycache__ (git-ignored, left out of the built collection).
+# ansible-playbook forks a process per task and host, and each loads the plugins it uses: with Python's bytecode cache
+# off (some images set PYTHONDONTWRITEBYTECODE), each load compiles Ansible's and the plugin files again. The caches land
+# in __pycache__ (git-ignored, left out of the built collection). Python that plugins import through the collection
+# loader (plugin_utils, module_utils) is compiled from source in each process whatever this says: the filters import it
+# at their first call (plugins/filter/__roles.py).
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help venv collection collection-test test lint yamllint ansible-lint sanity unit molecule sandbox lab-deps lab-up lab-down lab-status
