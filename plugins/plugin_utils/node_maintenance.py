@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import as_int, show
+from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import as_int, max_unavailable, show
 
 
 def node_units(nodes):
@@ -39,19 +39,16 @@ def node_units(nodes):
 
 
 def _budget(limit, total):
-    """llmfleet_nodes_max_unavailable -> units per batch, of `total` units; ValueError with the reason."""
+    """llmfleet_nodes_max_unavailable -> units per batch, of `total` units; ValueError with the reason. As the worker
+    roll's budget (max_unavailable), but every unit at once is refused, not cut to all but one."""
     text = limit.strip() if isinstance(limit, str) else limit
     if isinstance(text, str) and text.endswith('%'):
-        percent = as_int(text[:-1])
-        if percent is None or not 0 < percent < 100 or text[:-1].strip().startswith('-'):
-            raise ValueError('a percentage must be a whole number from 1 to 99 followed by %')
-        return max(1, total * percent // 100)
-    count = as_int(text)
-    if count is None or count < 1:
-        raise ValueError('it must be a count of 1 or more, or a percentage such as "25%"')
-    if total > 1 and count >= total:
+        every = as_int(text[:-1]) == 100
+    else:
+        every = (as_int(text) or 0) >= total
+    if every and total > 1:
         raise ValueError('it would take all %d units of the fleet out at once; at most %d' % (total, total - 1))
-    return count
+    return max_unavailable(limit, total)
 
 
 def maintenance_batches(nodes, pending, limit, outage_accepted=False):

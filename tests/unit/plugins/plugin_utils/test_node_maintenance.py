@@ -62,8 +62,8 @@ def test_the_budget_is_a_count_or_a_percentage_of_the_units(limit, size, batches
     ('-1', 'a count of 1 or more'),
     (True, 'a count of 1 or more'),
     ('all', 'a count of 1 or more'),
-    ('0%', 'from 1 to 99'),
-    ('100%', 'from 1 to 99'),
+    ('0%', 'from 1 to 100'),
+    ('100%', 'all 3 units of the fleet out at once; at most 2'),
     (3, 'all 3 units of the fleet out at once; at most 2'),
     (5, 'all 3 units of the fleet out at once; at most 2'),
 ])
