@@ -12,25 +12,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import importlib
-
 __all__ = ['FilterModule', 'cpu_list', 'is_private_address']
 
 
-# The code is in plugins/plugin_utils/worker_plan.py, imported at the first call, not when the file is loaded
+# The code is in plugins/plugin_utils/worker_plan.py, imported at the call, not when the file is loaded
 # (plugins/filter/__roles.py says why).
-def _plan():
-    return importlib.import_module('ansible_collections.llmfleet.rocm.plugins.plugin_utils.worker_plan')
-
-
 def cpu_list(cpus):
     """CPU numbers -> the list notation numactl and taskset take ("0-3,8")."""
-    return _plan().cpu_list(cpus)
+    from ansible_collections.llmfleet.rocm.plugins.plugin_utils import worker_plan
+    return worker_plan.cpu_list(cpus)
 
 
 def is_private_address(address):
     """True for loopback, private and link-local addresses: where workers may listen."""
-    return _plan().is_private_address(address)
+    from ansible_collections.llmfleet.rocm.plugins.plugin_utils import worker_plan
+    return worker_plan.is_private_address(address)
 
 
 class FilterModule(object):
