@@ -62,19 +62,19 @@ stage lab-deps lab/bin/labctl deps
 # A sandbox left running (make sandbox: vLLM engines, Prometheus, nginx) would take the 2 cores from the scenarios:
 # its hosts are stopped, and kept (make sandbox starts them again).
 stage lab-idle lab/bin/labctl stop
-# What the scenarios install (the lab image, the stub repository, wheelhouses, model, stand-in sources) is mostly
-# downloads and disk: it is built while the checks below use the CPU.
-background lab-artifacts lab/bin/labctl artifacts
-# ansible-lint and ansible-test sanity use one core each for minutes: they run beside the unit tests, whose time is
-# mostly spent waiting on the processes they start.
+# The checks that need no lab run in the background, beside the scenarios: alone they kept one of the two cores busy
+# (pytest mostly waits on the processes it starts; ansible-lint and ansible-test sanity use a core each for a few
+# minutes), so the scenarios, which leave some of the CPU idle while their instances work, no longer wait for them.
 background ansible-lint ansible-lint
 background sanity tests/sanity/run.sh
+# pytest exits 5 when it collected nothing: that is a failure here too.
+background pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" LLMFLEET_MTAIL="$root/.cache/mtail/root/usr/bin/mtail" LLMFLEET_VLLM_ROUTER="$(tests/tools/vllm-router.sh 2>/dev/null)" python -m pytest tests/unit -q -p no:cacheprovider
 stage yamllint yamllint --strict .
 # The collection as it ships: the tarball built, installed offline, documented and syntax-checked from outside the checkout.
 stage collection tests/collection/run.sh
-# pytest exits 5 when it collected nothing: that is a failure here too.
-stage pytest env PYTHONPATH="$root/.collections" LLMFLEET_NGINX="$root/.cache/nginx/root/usr/sbin/nginx" LLMFLEET_PROMTOOL="$root/.cache/prometheus/root/usr/bin/promtool" LLMFLEET_MTAIL="$root/.cache/mtail/root/usr/bin/mtail" LLMFLEET_VLLM_ROUTER="$(tests/tools/vllm-router.sh 2>/dev/null)" python -m pytest tests/unit -q -p no:cacheprovider
-wait_background
+# What the scenarios install (the lab image, the stub repository, wheelhouses, model, stand-in sources): the image
+# (debootstrap) is built beside the rest (pip).
+stage lab-artifacts lab/bin/labctl artifacts
 # The scenarios spend much of their time waiting on their instances: two molecule processes side by side
 # (lab/labctl/lanes.py; each lane's output in .cache/test-logs/molecule-lane-N.log). Three lanes overload the 2 cores:
 # each scenario then takes so much longer that the whole is no shorter (docs/measurements.md, "make test"). The
@@ -83,10 +83,28 @@ wait_background
 # SANDBOX_WITHOUT= runs it too.
 export SANDBOX_WITHOUT="${SANDBOX_WITHOUT-multinode}"
 stage molecule lab/bin/labctl molecule --lanes "${MOLECULE_LANES:-2}" --with-sandbox test --all
+wait_background
 
 echo
 echo "==> summary"
 for i in "${!names[@]}"; do
   printf '  %-14s %-8s %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+done
+# Last, what failed in words (a CI log is often read from its end): in each failed stage's logs (the molecule lanes'
+# included), every line that reports a failure (molecule's CRITICAL, a recap's failed=N, the sandbox's FAILED:, pytest's
+# FAILED, sanity's ERROR:, ansible-lint's Failed:) with the error line before it (fatal:, pytest's E); expected
+# failures that a test provokes and checks are not reported so. Without such a line: the log's last lines.
+for i in "${!names[@]}"; do
+  case "${results[$i]}" in FAILED*) ;; *) continue ;; esac
+  name="${names[$i]}"
+  files=("$logs/$name.log")
+  if [ "$name" = molecule ]; then files+=("$logs"/molecule-lane-*.log); fi
+  echo "==> what failed in $name:"
+  found="$(sed 's/\x1b\[[0-9;]*m//g' "${files[@]}" 2>/dev/null \
+    | awk '/fatal: \[|FAILED!|^E  / {last = $0}
+           /CRITICAL|failed=[1-9]|FAILED: |^FAILED tests|^ERROR: |Failed: / && !/glob failed/ {
+             if (last != "") print last; print; last = ""}' \
+    | cut -c1-300 | awk '!seen[$0]++' | tail -n 10)"
+  if [ -n "$found" ]; then echo "$found"; else tail -n 5 "${files[0]}" | cut -c1-300; fi
 done
 exit "$failed"
