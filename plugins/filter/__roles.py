@@ -73,6 +73,8 @@ _FILTERS = {
     # the rolling restart (playbooks/tasks/roll.yml)
     'rolling_restart_batches': ('rolling_restart', 'rolling_restart_batches'),
     'rolling_restart_steps': ('rolling_restart', 'rolling_restart_steps'),
+    # the node maintenance roll (playbooks/maintenance_roll.yml)
+    'maintenance_batches': ('node_maintenance', 'maintenance_batches'),
     # gateway
     'gateway_router_urls': ('gateway_router', 'gateway_router_urls'),
     'gateway_router_changes': ('gateway_router', 'gateway_router_changes'),

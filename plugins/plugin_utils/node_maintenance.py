@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections.abc import Mapping
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.llmfleet.rocm.plugins.module_utils._inputs import as_int, max_unavailable, show
 
@@ -24,7 +26,7 @@ def node_units(nodes):
     units = []
     groups = {}
     for node in nodes or []:
-        if not isinstance(node, dict) or not node.get('inventory_hostname'):
+        if not isinstance(node, Mapping) or not node.get('inventory_hostname'):
             raise AnsibleFilterError('node_units: each node is a mapping with inventory_hostname, not %s' % show(node))
         host = node['inventory_hostname']
         group = node.get('workers_multinode_group') or None
@@ -56,7 +58,9 @@ def maintenance_batches(nodes, pending, limit, outage_accepted=False):
     reasons need none), `limit` (llmfleet_nodes_max_unavailable) and whether the operator accepted an outage ->
 
     ``{'size': units per batch, 'units': number of units, 'outage': whether a batch is the whole fleet,
-    'batches': [[{'name', 'nodes', 'reasons': {host: [reasons]}}]]}``, the units with pending work in inventory order.
+    'batches': [[{'name', 'nodes', 'reasons': {host: [reasons]}, 'endpoints', 'unknown'}]]}``, the units with pending
+    work in inventory order; ``endpoints``: the unit's workers (its nodes' llmfleet_worker_endpoints, each with its
+    ``node``), ``unknown``: its nodes without that fact (their workers cannot be drained).
 
     Refused with a message: a budget of 0, of every unit, or not a count or percentage; pending work on a fleet of
     one unit (that unit out is the fleet out) without outage_accepted."""
@@ -68,11 +72,15 @@ def maintenance_batches(nodes, pending, limit, outage_accepted=False):
         size = _budget(limit, len(units))
     except ValueError as error:
         raise AnsibleFilterError('llmfleet_nodes_max_unavailable %s is not usable: %s' % (show(limit), error))
+    by_host = dict((node['inventory_hostname'], node) for node in nodes or [])
     due = []
     for unit in units:
         reasons = dict((host, list(pending[host])) for host in unit['nodes'] if pending.get(host))
         if reasons:
-            due.append(dict(unit, reasons=reasons))
+            endpoints = [dict(endpoint, node=host) for host in unit['nodes']
+                         for endpoint in by_host[host].get('llmfleet_worker_endpoints') or []]
+            unknown = [host for host in unit['nodes'] if by_host[host].get('llmfleet_worker_endpoints') is None]
+            due.append(dict(unit, reasons=reasons, endpoints=endpoints, unknown=unknown))
     outage = bool(due) and len(units) == 1
     if outage and not outage_accepted:
         raise AnsibleFilterError(

@@ -8,6 +8,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections.abc import Mapping
+
 import pytest
 
 from ansible.errors import AnsibleFilterError
@@ -41,7 +43,8 @@ def test_only_units_with_work_are_batched_one_at_a_time_by_default():
 
 def test_a_group_goes_together_when_any_member_needs_work():
     plan = maintenance_batches(_nodes('a', 'b@g', 'c@g', 'd'), {'c': ['kernel command line']}, 1)
-    assert plan['batches'] == [[{'name': 'g', 'nodes': ['b', 'c'], 'reasons': {'c': ['kernel command line']}}]]
+    assert plan['batches'] == [[{'name': 'g', 'nodes': ['b', 'c'], 'reasons': {'c': ['kernel command line']},
+                                 'endpoints': [], 'unknown': ['b', 'c']}]]
 
 
 @pytest.mark.parametrize('limit, size, batches', [
@@ -92,3 +95,36 @@ def test_nothing_pending_is_no_batch_and_no_outage():
 def test_malformed_input_is_refused_with_a_message(nodes, pending):
     with pytest.raises(AnsibleFilterError):
         maintenance_batches(nodes, pending, 1)
+
+
+def test_a_unit_carries_its_workers_with_their_node_and_names_nodes_whose_workers_are_unknown():
+    nodes = _nodes('a', 'b@g', 'c@g')
+    nodes[1]['llmfleet_worker_endpoints'] = [{'name': 'llmfleet-worker-engine-0', 'url': 'http://10.0.0.2:8000',
+                                              'ranks': [{'node': 'c', 'name': 'llmfleet-worker-engine-1'}]}]
+    nodes[2]['llmfleet_worker_endpoints'] = []
+    nodes[0]['llmfleet_worker_endpoints'] = [{'name': 'llmfleet-worker-0', 'url': 'http://10.0.0.1:8000'}]
+    plan = maintenance_batches(nodes, {'c': ['/var/run/reboot-required exists']}, 1)
+    (unit,), = plan['batches']
+    assert unit['endpoints'] == [dict(nodes[1]['llmfleet_worker_endpoints'][0], node='b')]
+    assert unit['unknown'] == []
+    del nodes[0]['llmfleet_worker_endpoints']
+    plan = maintenance_batches(nodes, {'a': ['the amdgpu driver was installed or changed']}, 1)
+    assert plan['batches'][0][0]['endpoints'] == [] and plan['batches'][0][0]['unknown'] == ['a']
+
+
+def test_hostvars_are_taken_as_any_mapping():
+    class HostVars(Mapping):
+        def __init__(self, data):
+            self._data = data
+
+        def __getitem__(self, key):
+            return self._data[key]
+
+        def __iter__(self):
+            return iter(self._data)
+
+        def __len__(self):
+            return len(self._data)
+
+    nodes = [HostVars(node) for node in _nodes('a', 'b')]
+    assert _names(maintenance_batches(nodes, {'a': ['x']}, 1)) == [['a']]
