@@ -59,6 +59,15 @@ check_monitoring() {
   return "${PIPESTATUS[0]}"
 }
 
+# Node maintenance: every GPU node asked for a reboot, then site.yml under a steady load from the controller through
+# the gateway; the maintenance roll takes the nodes out one at a time: no failed request, no node left drained
+# (benchmarks/maintenance_under_load.yml; its figures in benchmark-results/maintenance.json).
+check_maintenance() {
+  ansible-playbook -i inventories/sandbox benchmarks/maintenance_under_load.yml -e "benchmark_ca_file=$root/.lab/tls/ca.crt" \
+    -e "maintenance_load_seconds=${SANDBOX_MAINTENANCE_LOAD_SECONDS:-420}" 2>&1 | tee "$logs/maintenance.log"
+  return "${PIPESTATUS[0]}"
+}
+
 # Hardware validation: the healthy profiles pass, a degraded one fails with exactly its problems.
 check_validation() {
   bash tests/sandbox/validate.sh 2>&1 | tee "$logs/validate.log"
@@ -71,7 +80,8 @@ check_multinode() {
   return "${PIPESTATUS[0]}"
 }
 
-# SANDBOX_WITHOUT: steps left out, by name (multinode, validation); make test leaves out multinode for its time budget.
+# SANDBOX_WITHOUT: steps left out, by name (maintenance, validation, multinode); make test leaves out maintenance and
+# multinode for its time budget.
 without() {
   case " ${SANDBOX_WITHOUT:-} " in *" $1 "*) echo "==> $2: left out (SANDBOX_WITHOUT)"; return 0 ;; esac
   return 1
@@ -83,6 +93,7 @@ step "run site.yml against inventories/sandbox" run_site &&
 step "ask the gateway: completion, stream, chat" ask_gateway &&
 step "check that the fleet is closed" check_closed &&
 step "check the monitoring: targets, metrics, an alert" check_monitoring &&
+{ without maintenance "reboot every GPU node through site.yml under load" || step "reboot every GPU node through site.yml under load: one at a time, no failed request" check_maintenance; } &&
 { without validation "validate the nodes" || step "validate the nodes: healthy pass, degraded fails" check_validation; } &&
 { without multinode "one engine over both GPU nodes" || step "one engine over both GPU nodes, then each alone" check_multinode; }
 
