@@ -101,7 +101,7 @@ for i in "${!names[@]}"; do
   if [ "$name" = molecule ]; then files+=("$logs"/molecule-lane-*.log); fi
   echo "==> what failed in $name:"
   found="$(sed 's/\x1b\[[0-9;]*m//g' "${files[@]}" 2>/dev/null \
-    | awk '/fatal: \[|FAILED!|^E  / {last = $0}
+    | awk '/fatal: \[|failed: \[|FAILED!|^E  / {last = $0}
            /CRITICAL|failed=[1-9]|FAILED: |^FAILED tests|^ERROR: |Failed: / && !/glob failed/ {
              if (last != "") print last; print; last = ""}' \
     | cut -c1-300 | awk '!seen[$0]++' | tail -n 10)"
